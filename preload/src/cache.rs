@@ -1,0 +1,286 @@
+//! The code cache: where translated blocks live, how guest addresses find
+//! them, block linking and invalidation.
+//!
+//! Memory comes in chunks placed within ±1 GiB of the guest code they serve,
+//! so RIP-relative operands and direct links stay in rel32 reach. Blocks are
+//! never freed: an invalidated block is unlinked and forgotten, but a thread
+//! still inside it finishes safely.
+//!
+//! Two ways in: [`CACHE`] (a mutex, for the dispatcher) and [`find_block`]
+//! (lock-free, for the signal handler), which reads the append-only
+//! [`CHUNKS`] table and per-chunk block indices.
+
+use crate::context::ThreadCtx;
+use crate::stats::STATS;
+use crate::sys;
+use parking_lot::Mutex;
+use rewriter::translate::{ExitRecord, InsnMapEntry, TranslateError, EXIT_STUB_LEN};
+use rewriter::TranslateOptions;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+const CHUNK_BYTES: u64 = 64 << 20;
+const MAX_CHUNKS: usize = 256;
+/// Upper bound of blocks per chunk (a block is at least 24 bytes).
+const CHUNK_BLOCK_SLOTS: usize = (CHUNK_BYTES / 32) as usize;
+/// How far a chunk may be from the guest code it serves.
+const REACH: u64 = 1 << 30;
+
+/// A translated block. Immutable after creation except `incoming`
+/// (guarded by the cache lock); leaked, so `&'static` references stay valid.
+pub struct Block {
+    /// First guest address.
+    pub guest_start: u64,
+    /// One past the last guest byte.
+    pub guest_end: u64,
+    /// Cache address of the first instruction.
+    pub cache_start: u64,
+    /// Bytes of cache code.
+    pub cache_len: u64,
+    /// Guest-instruction boundaries inside the block.
+    pub insn_map: Box<[InsnMapEntry]>,
+}
+
+struct ChunkDesc {
+    base: AtomicU64,
+    /// Number of blocks published in `index`.
+    count: AtomicUsize,
+    /// `CHUNK_BLOCK_SLOTS` pointers to `Block`, in increasing cache address.
+    index: AtomicU64,
+}
+
+/// Chunks, readable without a lock (published with release ordering).
+static CHUNKS: [ChunkDesc; MAX_CHUNKS] =
+    [const { ChunkDesc { base: AtomicU64::new(0), count: AtomicUsize::new(0), index: AtomicU64::new(0) } };
+        MAX_CHUNKS];
+static CHUNK_COUNT: AtomicUsize = AtomicUsize::new(0);
+
+/// The lock-protected part of the cache.
+pub struct CodeCache {
+    /// Guest start address → block.
+    blocks: HashMap<u64, &'static Block>,
+    /// Per chunk: next free byte.
+    cursors: Vec<u64>,
+    /// Patched branch fields pointing at each block: (field, stub) pairs.
+    incoming: HashMap<u64, Vec<(u64, u64)>>,
+    /// Translation settings.
+    opts: TranslateOptions,
+}
+
+/// The code cache.
+pub static CACHE: Mutex<Option<CodeCache>> = Mutex::new(None);
+
+/// Creates the cache. Called once by `init`.
+pub fn init(opts: TranslateOptions) {
+    *CACHE.lock() = Some(CodeCache {
+        blocks: HashMap::new(),
+        cursors: Vec::new(),
+        incoming: HashMap::new(),
+        opts,
+    });
+}
+
+/// Reads guest code without faulting (a short count at an unmapped page).
+pub fn read_guest(addr: u64, buf: &mut [u8]) -> usize {
+    // Stop at page boundaries one page at a time so a partially mapped
+    // window still yields its mapped prefix.
+    let mut done = 0;
+    while done < buf.len() {
+        let a = addr + done as u64;
+        let page_left = (4096 - (a & 4095)) as usize;
+        let n = page_left.min(buf.len() - done);
+        let local = libc::iovec { iov_base: buf[done..].as_mut_ptr().cast(), iov_len: n };
+        let remote = libc::iovec { iov_base: a as *mut libc::c_void, iov_len: n };
+        // SAFETY: process_vm_readv copies into our own buffer and reports
+        // unreadable guest memory as an error instead of faulting.
+        let r = unsafe {
+            sys::syscall6(
+                libc::SYS_process_vm_readv,
+                crate::init::pid() as u64,
+                &local as *const _ as u64,
+                1,
+                &remote as *const _ as u64,
+                1,
+                0,
+            )
+        };
+        if r <= 0 {
+            break;
+        }
+        done += r as usize;
+        if (r as usize) < n {
+            break;
+        }
+    }
+    done
+}
+
+impl CodeCache {
+    /// The cache address of the translation of `guest_pc`, translating it
+    /// first if needed.
+    pub fn lookup_or_translate(&mut self, guest_pc: u64) -> Result<&'static Block, TranslateError> {
+        if let Some(b) = self.blocks.get(&guest_pc) {
+            return Ok(b);
+        }
+        let mut chunk = self.chunk_near(guest_pc, 0);
+        let layout = ThreadCtx::LAYOUT;
+        let t = loop {
+            let Some(ci) = chunk else {
+                crate::diag::fatal_at(guest_pc, "no code-cache memory within reach of this code");
+            };
+            let cache_pc = self.cursors[ci].next_multiple_of(16);
+            let t = rewriter::translate_block(&mut read_guest, guest_pc, cache_pc, &layout, &self.opts)?;
+            let base = CHUNKS[ci].base.load(Ordering::Relaxed);
+            if cache_pc + t.code.len() as u64 <= base + CHUNK_BYTES {
+                break (ci, cache_pc, t);
+            }
+            chunk = self.chunk_near(guest_pc, 4096);
+            if chunk == Some(ci) {
+                chunk = self.new_chunk(guest_pc);
+            }
+        };
+        let (ci, cache_pc, t) = t;
+        // SAFETY: [cache_pc, +len) is free cache memory in chunk `ci`, RWX,
+        // owned by the cache lock we hold.
+        unsafe { core::ptr::copy_nonoverlapping(t.code.as_ptr(), cache_pc as *mut u8, t.code.len()) };
+        self.cursors[ci] = cache_pc + t.code.len() as u64;
+        let block: &'static Block = Box::leak(Box::new(Block {
+            guest_start: guest_pc,
+            guest_end: guest_pc + t.guest_len,
+            cache_start: cache_pc,
+            cache_len: t.code.len() as u64,
+            insn_map: t.insn_map.into_boxed_slice(),
+        }));
+        let desc = &CHUNKS[ci];
+        let n = desc.count.load(Ordering::Relaxed);
+        if n < CHUNK_BLOCK_SLOTS {
+            // SAFETY: the index has CHUNK_BLOCK_SLOTS slots; slot n is unused.
+            unsafe { *(desc.index.load(Ordering::Relaxed) as *mut u64).add(n) = block as *const Block as u64 };
+            desc.count.store(n + 1, Ordering::Release);
+        }
+        self.blocks.insert(guest_pc, block);
+        STATS.blocks.fetch_add(1, Ordering::Relaxed);
+        STATS.guest_insns.fetch_add(t.guest_insns as u64, Ordering::Relaxed);
+        STATS.cache_bytes.fetch_add(t.code.len() as u64, Ordering::Relaxed);
+        Ok(block)
+    }
+
+    /// Links the branch whose rel32 field is at `field` (belonging to the
+    /// exit whose record is at `record`) to `block`, if in reach.
+    pub fn link(&mut self, field: u64, record: u64, block: &'static Block) {
+        let Some(rel) = rewriter::translate::link_field_value(field, block.cache_start) else {
+            return;
+        };
+        // SAFETY: `field` is a 4-byte-aligned rel32 field inside a block in
+        // the cache; an aligned 4-byte store is atomic for threads executing
+        // the branch, which see either the stub or the block.
+        unsafe { (*(field as *const core::sync::atomic::AtomicI32)).store(rel, Ordering::Release) };
+        self.incoming.entry(block.guest_start).or_default().push((field, record - EXIT_STUB_LEN as u64));
+        STATS.links.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Forgets every block overlapping `[start, end)` and unlinks branches
+    /// into them. Returns whether anything was dropped.
+    pub fn invalidate(&mut self, start: u64, end: u64) -> bool {
+        let doomed: Vec<u64> = self
+            .blocks
+            .values()
+            .filter(|b| b.guest_start < end && b.guest_end > start)
+            .map(|b| b.guest_start)
+            .collect();
+        for g in &doomed {
+            self.blocks.remove(g);
+            for (field, stub) in self.incoming.remove(g).unwrap_or_default() {
+                let rel = rewriter::translate::link_field_value(field, stub).expect("stub is near its branch");
+                // SAFETY: as in `link`.
+                unsafe { (*(field as *const core::sync::atomic::AtomicI32)).store(rel, Ordering::Release) };
+            }
+        }
+        STATS.invalidated.fetch_add(doomed.len() as u64, Ordering::Relaxed);
+        !doomed.is_empty()
+    }
+
+    fn chunk_near(&mut self, guest_pc: u64, need: u64) -> Option<usize> {
+        let n = CHUNK_COUNT.load(Ordering::Relaxed);
+        for ci in (0..n).rev() {
+            let base = CHUNKS[ci].base.load(Ordering::Relaxed);
+            let within = guest_pc.abs_diff(base) < REACH && guest_pc.abs_diff(base + CHUNK_BYTES) < REACH;
+            if within && self.cursors[ci] + need + 8192 < base + CHUNK_BYTES {
+                return Some(ci);
+            }
+        }
+        self.new_chunk(guest_pc)
+    }
+
+    fn new_chunk(&mut self, guest_pc: u64) -> Option<usize> {
+        let n = CHUNK_COUNT.load(Ordering::Relaxed);
+        if n >= MAX_CHUNKS {
+            return None;
+        }
+        let rwx = libc::PROT_READ | libc::PROT_WRITE | libc::PROT_EXEC;
+        let around = guest_pc & !(CHUNK_BYTES - 1);
+        let mut base = None;
+        for k in 1..16u64 {
+            for cand in [around.wrapping_sub(k * CHUNK_BYTES), around.wrapping_add(k * CHUNK_BYTES)] {
+                if cand > 0x10000 && cand < (1 << 47) - CHUNK_BYTES {
+                    base = sys::map_anon(CHUNK_BYTES as usize, rwx, cand, true);
+                    if base.is_some() {
+                        break;
+                    }
+                }
+            }
+            if base.is_some() {
+                break;
+            }
+        }
+        let base = base?;
+        let index = sys::map_anon(CHUNK_BLOCK_SLOTS * 8, libc::PROT_READ | libc::PROT_WRITE, 0, false)?;
+        CHUNKS[n].index.store(index, Ordering::Relaxed);
+        CHUNKS[n].base.store(base, Ordering::Relaxed);
+        self.cursors.push(base);
+        CHUNK_COUNT.store(n + 1, Ordering::Release);
+        Some(n)
+    }
+
+    /// Takes the place of the cache's own state in a child after `fork`:
+    /// nothing to do, the copy is consistent because the lock was held.
+    pub fn fork_child(&mut self) {}
+}
+
+/// Whether `pc` lies in cache memory.
+pub fn in_cache(pc: u64) -> bool {
+    chunk_of(pc).is_some()
+}
+
+fn chunk_of(pc: u64) -> Option<&'static ChunkDesc> {
+    let n = CHUNK_COUNT.load(Ordering::Acquire);
+    CHUNKS[..n].iter().find(|c| {
+        let base = c.base.load(Ordering::Relaxed);
+        pc >= base && pc < base + CHUNK_BYTES
+    })
+}
+
+/// The block containing cache address `pc`, without taking any lock
+/// (signal-safe).
+pub fn find_block(pc: u64) -> Option<&'static Block> {
+    let c = chunk_of(pc)?;
+    let n = c.count.load(Ordering::Acquire);
+    let index = c.index.load(Ordering::Relaxed) as *const u64;
+    // SAFETY: the first `n` slots were published with release ordering and
+    // point at leaked, immutable blocks.
+    let slots = unsafe { core::slice::from_raw_parts(index, n) };
+    let i = slots.partition_point(|&b| unsafe { (*(b as *const Block)).cache_start } <= pc);
+    if i == 0 {
+        return None;
+    }
+    // SAFETY: as above.
+    let b = unsafe { &*(slots[i - 1] as *const Block) };
+    (pc < b.cache_start + b.cache_len).then_some(b)
+}
+
+/// Reads an exit record placed in the cache by the translator.
+pub fn exit_record(addr: u64) -> ExitRecord {
+    // SAFETY: exit stubs pass the address of their own record, which lives
+    // in cache memory that is never unmapped.
+    unsafe { core::ptr::read_unaligned(addr as *const ExitRecord) }
+}

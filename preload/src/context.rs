@@ -1,0 +1,213 @@
+//! The per-thread runtime context, reached from translated code through the
+//! `%gs` segment base (the guest's TLS uses `%fs`; `%gs` is free on x86-64
+//! Linux).
+//!
+//! One [`ThreadCtx`] per guest thread, in its own anonymous mapping: spill
+//! slots and entry addresses for translated code, the guest register file
+//! while the runtime runs, the saved extended state (`xsave`), the thread's
+//! indirect-branch lookup table, and the runtime stack.
+
+use crate::sys;
+use core::mem::offset_of;
+use rewriter::layout::{ContextLayout, IBL_ENTRIES};
+
+/// Guest general-purpose registers in hardware order (rax = 0 … r15 = 15),
+/// then `rip` and `rflags`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct GuestRegs {
+    /// rax, rcx, rdx, rbx, rsp, rbp, rsi, rdi, r8 … r15.
+    pub gpr: [u64; 16],
+    /// Guest instruction pointer.
+    pub rip: u64,
+    /// Guest flags.
+    pub rflags: u64,
+}
+
+/// Indices into [`GuestRegs::gpr`].
+pub mod reg {
+    /// rax
+    pub const RAX: usize = 0;
+    /// rcx
+    pub const RCX: usize = 1;
+    /// rdx
+    pub const RDX: usize = 2;
+    /// rsp
+    pub const RSP: usize = 4;
+    /// rsi
+    pub const RSI: usize = 6;
+    /// rdi
+    pub const RDI: usize = 7;
+    /// r8
+    pub const R8: usize = 8;
+    /// r9
+    pub const R9: usize = 9;
+    /// r10
+    pub const R10: usize = 10;
+    /// r11
+    pub const R11: usize = 11;
+}
+
+/// Why the thread entered the runtime.
+pub mod reason {
+    /// An exit stub; `exit_record` points at its record.
+    pub const EXIT_STUB: u64 = 0;
+    /// An indirect branch missed the lookup table; target in `ibl_target`.
+    pub const IBL_MISS: u64 = 1;
+    /// Continue at `regs.rip` (takeover, new thread, signal delivery).
+    pub const RESUME_AT_RIP: u64 = 2;
+}
+
+/// Size reserved for the `xsave` image (AVX-512 needs 2,696 bytes).
+pub const XSAVE_BYTES: usize = 8192;
+/// Size of each thread's runtime stack.
+pub const RUNTIME_STACK_BYTES: usize = 1 << 20;
+
+/// Maximum number of signals queued for delivery to one thread.
+pub const PENDING_MAX: usize = 8;
+
+/// A signal waiting to be delivered to the guest.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct PendingSignal {
+    /// Signal number.
+    pub signo: i32,
+    /// The kernel's siginfo for it.
+    pub info: libc::siginfo_t,
+    /// Error code of a fault (ucontext `REG_ERR`).
+    pub err: u64,
+    /// Trap number of a fault (ucontext `REG_TRAPNO`).
+    pub trapno: u64,
+    /// Faulting address register (ucontext `REG_CR2`).
+    pub cr2: u64,
+}
+
+/// An `xsave` image; the instruction requires 64-byte alignment.
+#[repr(C, align(64))]
+pub struct XsaveArea(pub [u8; XSAVE_BYTES]);
+
+/// Per-thread state. `#[repr(C)]`: the assembly in `entry.rs` and the
+/// translated code address fields by offset.
+#[repr(C, align(64))]
+pub struct ThreadCtx {
+    /// Linear address of this structure (the `%gs` base).
+    pub self_addr: u64,
+    /// Spill slot for guest rax.
+    pub spill_rax: u64,
+    /// Spill slot for guest rcx.
+    pub spill_rcx: u64,
+    /// Spill slot for guest rdx.
+    pub spill_rdx: u64,
+    /// Guest target of the indirect branch that missed.
+    pub ibl_target: u64,
+    /// Cache address an indirect-branch hit jumps through.
+    pub ibl_jump: u64,
+    /// Address of `dgad_enter_exit`.
+    pub enter_exit: u64,
+    /// Address of `dgad_enter_ibl_miss`.
+    pub enter_ibl_miss: u64,
+    /// The exit record of the stub that entered the runtime.
+    pub exit_record: u64,
+    /// One of [`reason`].
+    pub reason: u64,
+    /// Cache address to continue at when leaving the runtime.
+    pub resume_addr: u64,
+    /// Top of this thread's runtime stack.
+    pub rt_stack_top: u64,
+    /// Guest registers while the runtime runs.
+    pub regs: GuestRegs,
+    /// Kernel thread id.
+    pub tid: i32,
+    /// Set while the thread executes in the runtime (not in cache code).
+    pub in_runtime: u32,
+    /// Signals caught but not yet delivered to the guest.
+    pub pending: [PendingSignal; PENDING_MAX],
+    /// Number of valid entries in `pending`.
+    pub pending_len: u32,
+    /// Set while single-stepping out of inserted code towards a boundary.
+    pub stepping: u32,
+    /// Counters for `DGAD_STATS`.
+    pub ibl_misses: u64,
+    /// Indirect-branch hits (counted only with `DGAD_STATS`).
+    pub ibl_hits: u64,
+    /// Extended state (x87, SSE, AVX, AVX-512) of the guest.
+    pub xsave: XsaveArea,
+    /// The indirect-branch lookup table.
+    pub ibl: [[u64; 2]; IBL_ENTRIES],
+}
+
+const _: () = assert!(offset_of!(ThreadCtx, xsave) % 64 == 0);
+
+impl ThreadCtx {
+    /// The layout translated code is built against.
+    pub const LAYOUT: ContextLayout = ContextLayout {
+        spill_rax: offset_of!(ThreadCtx, spill_rax) as u32,
+        spill_rcx: offset_of!(ThreadCtx, spill_rcx) as u32,
+        spill_rdx: offset_of!(ThreadCtx, spill_rdx) as u32,
+        ibl_target: offset_of!(ThreadCtx, ibl_target) as u32,
+        ibl_jump: offset_of!(ThreadCtx, ibl_jump) as u32,
+        enter_exit: offset_of!(ThreadCtx, enter_exit) as u32,
+        enter_ibl_miss: offset_of!(ThreadCtx, enter_ibl_miss) as u32,
+        ibl_table: offset_of!(ThreadCtx, ibl) as u32,
+        ibl_hits: offset_of!(ThreadCtx, ibl_hits) as u32,
+    };
+
+    /// Maps a fresh context and its runtime stack. The lookup table starts
+    /// empty: every key is `!0`, which matches no guest address.
+    pub fn allocate() -> Option<&'static mut ThreadCtx> {
+        let size = core::mem::size_of::<ThreadCtx>().next_multiple_of(4096);
+        let rw = libc::PROT_READ | libc::PROT_WRITE;
+        let addr = sys::map_anon(size, rw, 0, false)?;
+        let stack = sys::map_anon(RUNTIME_STACK_BYTES, rw, 0, false)?;
+        // SAFETY: a fresh, zeroed, suitably aligned mapping of the right size;
+        // all-zero bytes are a valid ThreadCtx.
+        let ctx = unsafe { &mut *(addr as *mut ThreadCtx) };
+        ctx.self_addr = addr;
+        ctx.rt_stack_top = stack + RUNTIME_STACK_BYTES as u64 - 64;
+        ctx.enter_exit = crate::entry::enter_exit_addr();
+        ctx.enter_ibl_miss = crate::entry::enter_ibl_miss_addr();
+        ctx.clear_ibl();
+        Some(ctx)
+    }
+
+    /// Empties the indirect-branch lookup table.
+    pub fn clear_ibl(&mut self) {
+        for e in self.ibl.iter_mut() {
+            *e = [!0, 0];
+        }
+    }
+
+    /// Records `guest_pc → cache_pc` in the lookup table.
+    pub fn ibl_insert(&mut self, guest_pc: u64, cache_pc: u64) {
+        self.ibl[(guest_pc & 0xffff) as usize] = [!guest_pc, cache_pc];
+    }
+
+    /// Drops table entries whose guest address lies in `[start, end)`.
+    pub fn ibl_invalidate(&mut self, start: u64, end: u64) {
+        for e in self.ibl.iter_mut() {
+            let g = !e[0];
+            if g >= start && g < end {
+                *e = [!0, 0];
+            }
+        }
+    }
+
+    /// Makes this context the calling thread's `%gs` base.
+    pub fn install(&self) -> bool {
+        // SAFETY: ARCH_SET_GS only changes this thread's gs base, which
+        // neither the guest nor libc uses.
+        unsafe { sys::syscall3(libc::SYS_arch_prctl, 0x1001, self.self_addr, 0) == 0 }
+    }
+}
+
+/// The calling thread's context, read through `%gs`.
+///
+/// # Safety
+/// Only valid on a thread that has installed a context.
+pub unsafe fn current() -> &'static mut ThreadCtx {
+    let addr: u64;
+    // SAFETY: gs:[0] is `self_addr` of the installed context.
+    unsafe { core::arch::asm!("mov {}, gs:[0]", out(reg) addr, options(nostack, readonly, preserves_flags)) };
+    // SAFETY: installed contexts are never unmapped.
+    unsafe { &mut *(addr as *mut ThreadCtx) }
+}

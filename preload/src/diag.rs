@@ -1,0 +1,93 @@
+//! Diagnostics that explain a failure in guest terms: address, module and
+//! offset, and the disassembly of the guest instruction.
+
+use crate::sys;
+use core::fmt::Write as _;
+
+/// Finds the mapping of `addr` in `/proc/self/maps`: (path, file offset of
+/// `addr`). Reads the file in pieces into a stack buffer; no allocation.
+pub fn module_of(addr: u64, out: &mut sys::StackBuf<256>) -> Option<u64> {
+    let path = b"/proc/self/maps\0";
+    // SAFETY: path is NUL-terminated.
+    let fd = unsafe { sys::syscall3(libc::SYS_open, path.as_ptr() as u64, libc::O_RDONLY as u64, 0) };
+    if fd < 0 {
+        return None;
+    }
+    let mut buf = [0u8; 4096];
+    let mut line = [0u8; 512];
+    let mut line_len = 0;
+    let mut found = None;
+    'read: loop {
+        // SAFETY: reading into a stack buffer we own.
+        let n = unsafe { sys::syscall3(libc::SYS_read, fd as u64, buf.as_mut_ptr() as u64, buf.len() as u64) };
+        if n <= 0 {
+            break;
+        }
+        for &c in &buf[..n as usize] {
+            if c != b'\n' {
+                if line_len < line.len() {
+                    line[line_len] = c;
+                    line_len += 1;
+                }
+                continue;
+            }
+            if let Some(off) = match_maps_line(&line[..line_len], addr, out) {
+                found = Some(off);
+                break 'read;
+            }
+            line_len = 0;
+        }
+    }
+    // SAFETY: closing the descriptor we opened.
+    unsafe { sys::syscall3(libc::SYS_close, fd as u64, 0, 0) };
+    found
+}
+
+fn parse_hex(s: &[u8]) -> Option<u64> {
+    u64::from_str_radix(core::str::from_utf8(s).ok()?, 16).ok()
+}
+
+/// `start-end perms offset dev inode path`: if `addr` is inside, writes
+/// the path and returns the file offset of `addr`.
+fn match_maps_line(line: &[u8], addr: u64, out: &mut sys::StackBuf<256>) -> Option<u64> {
+    let mut fields = line.split(|&c| c == b' ').filter(|f| !f.is_empty());
+    let range = fields.next()?;
+    let dash = range.iter().position(|&c| c == b'-')?;
+    let (start, end) = (parse_hex(&range[..dash])?, parse_hex(&range[dash + 1..])?);
+    if addr < start || addr >= end {
+        return None;
+    }
+    let _perms = fields.next()?;
+    let offset = parse_hex(fields.next()?)?;
+    let _dev = fields.next();
+    let _inode = fields.next();
+    let path = fields.next().unwrap_or(b"[anonymous]");
+    let _ = out.write_str(core::str::from_utf8(path).unwrap_or("?"));
+    Some(addr - start + offset)
+}
+
+/// Disassembles the guest instruction at `pc` (Intel syntax).
+pub fn disassemble(pc: u64, out: &mut sys::StackBuf<128>) {
+    let mut bytes = [0u8; 15];
+    let n = crate::cache::read_guest(pc, &mut bytes);
+    let _ = out.write_str(&rewriter::disasm::one_insn(&bytes[..n], pc));
+}
+
+/// Stops the client: one line on stderr naming the guest instruction, and
+/// exit status 125 (so it cannot be mistaken for the program's own).
+pub fn fatal_at(guest_pc: u64, what: &str) -> ! {
+    let mut module = sys::StackBuf::<256>::new();
+    let off = module_of(guest_pc, &mut module).unwrap_or(0);
+    let mut dis = sys::StackBuf::<128>::new();
+    disassemble(guest_pc, &mut dis);
+    crate::dgad_eprintln!(
+        "fatal: {} at guest 0x{:x} ({}+0x{:x}): {}",
+        what,
+        guest_pc,
+        core::str::from_utf8(module.as_bytes()).unwrap_or("?"),
+        off,
+        core::str::from_utf8(dis.as_bytes()).unwrap_or("?")
+    );
+    crate::stats::report();
+    sys::exit_group(125)
+}

@@ -1,0 +1,108 @@
+//! The dispatcher: what the runtime does each time a thread leaves cache
+//! code, and where it goes next.
+
+use crate::cache::{self, CACHE};
+use crate::context::{reason, reg, ThreadCtx};
+use rewriter::translate::TranslateError;
+use rewriter::ExitKind;
+
+/// Entered from `entry.rs` with the guest state saved in `ctx`; sets
+/// `ctx.resume_addr` to the cache code to continue at.
+pub extern "C" fn dgad_dispatch(ctx: &mut ThreadCtx) {
+    let mut link_from = None;
+    let target = match ctx.reason {
+        reason::EXIT_STUB => {
+            let rec_addr = ctx.exit_record;
+            let rec = cache::exit_record(rec_addr);
+            match ExitKind::from_u32(rec.kind) {
+                Some(ExitKind::Branch) => {
+                    if rec.patch != 0 {
+                        link_from = Some((rec_addr.wrapping_add(rec.patch as i64 as u64), rec_addr));
+                    }
+                    rec.target
+                }
+                Some(ExitKind::Syscall) => {
+                    ctx.regs.rip = rec.target;
+                    crate::syscall::handle(ctx);
+                    ctx.regs.rip
+                }
+                Some(ExitKind::Cpuid) => {
+                    emulate_cpuid(ctx);
+                    rec.target
+                }
+                Some(ExitKind::Unsupported) => crate::diag::fatal_at(rec.target, "unsupported instruction"),
+                None => crate::diag::fatal_at(rec.target, "corrupt exit record"),
+            }
+        }
+        reason::IBL_MISS => {
+            ctx.ibl_misses += 1;
+            ctx.ibl_target
+        }
+        _ => ctx.regs.rip,
+    };
+    ctx.regs.rip = target;
+    if crate::signals::deliver_pending(ctx) {
+        link_from = None;
+    }
+    enter_guest_at(ctx, link_from);
+}
+
+/// First dispatch of a new thread (from `dgad_raw_clone`'s child path).
+pub extern "C" fn dgad_thread_start(ctx: &mut ThreadCtx) {
+    crate::threads::note_tid(ctx);
+    enter_guest_at(ctx, None);
+}
+
+/// Finds or makes the translation of `ctx.regs.rip` and sets it as the
+/// resume address; links the exit that brought us here when there is one.
+fn enter_guest_at(ctx: &mut ThreadCtx, link_from: Option<(u64, u64)>) {
+    let target = ctx.regs.rip;
+    let mut guard = CACHE.lock();
+    let cache = guard.as_mut().expect("cache initialised");
+    let block = match cache.lookup_or_translate(target) {
+        Ok(b) => b,
+        Err(TranslateError::Unreadable(pc)) => {
+            drop(guard);
+            // Jumping to unmapped memory: the guest gets the SIGSEGV it
+            // would get natively.
+            crate::signals::raise_fault(ctx, libc::SIGSEGV, pc);
+            return enter_guest_at(ctx, None);
+        }
+        Err(TranslateError::OutOfReach(pc)) => {
+            drop(guard);
+            crate::diag::fatal_at(pc, "RIP-relative operand out of reach of the code cache")
+        }
+    };
+    if let Some((field, record)) = link_from {
+        cache.link(field, record, block);
+    }
+    drop(guard);
+    ctx.ibl_insert(target, block.cache_start);
+    ctx.resume_addr = block.cache_start;
+}
+
+/// Runs `cpuid` for the guest and hides what the instrumentation will not
+/// support under the configured policy.
+fn emulate_cpuid(ctx: &mut ThreadCtx) {
+    let leaf = ctx.regs.gpr[reg::RAX] as u32;
+    let sub = ctx.regs.gpr[reg::RCX] as u32;
+    // SAFETY: cpuid is available on every x86-64 CPU.
+    let mut r = unsafe { core::arch::x86_64::__cpuid_count(leaf, sub) };
+    if crate::init::config().cpuid == crate::init::CpuidPolicy::Avx2 && leaf == 7 && sub == 0 {
+        // EBX: HLE(4), RTM(11), AVX512F(16), DQ(17), IFMA(21), PF(26),
+        // ER(27), CD(28), BW(30), VL(31).
+        r.ebx &= !((1 << 4) | (1 << 11) | (1 << 16) | (1 << 17) | (1 << 21) | (1 << 26) | (1 << 27) | (1 << 28) | (1 << 30) | (1 << 31));
+        // ECX: VBMI(1), VBMI2(6), GFNI-EVEX is fine, VNNI(11), BITALG(12), VPOPCNTDQ(14).
+        r.ecx &= !((1 << 1) | (1 << 6) | (1 << 11) | (1 << 12) | (1 << 14));
+        // EDX: 4VNNIW(2), 4FMAPS(3), VP2INTERSECT(8), AVX512_FP16(23), RTM_ALWAYS_ABORT(11) kept.
+        r.edx &= !((1 << 2) | (1 << 3) | (1 << 8) | (1 << 23));
+    }
+    if crate::init::config().cpuid == crate::init::CpuidPolicy::Avx2 && leaf == 7 && sub == 1 {
+        // EAX: AVX512_BF16(5).
+        r.eax &= !(1 << 5);
+    }
+    ctx.regs.gpr[reg::RAX] = u64::from(r.eax);
+    ctx.regs.gpr[reg::RCX] = u64::from(r.ecx);
+    ctx.regs.gpr[reg::RDX] = u64::from(r.edx);
+    ctx.regs.gpr[3] = u64::from(r.ebx);
+}

@@ -1,0 +1,190 @@
+//! The assembly seams between cache code and the runtime.
+//!
+//! - `dgad_takeover`: the `.init_array` entry. It initialises the runtime and,
+//!   instead of returning to the dynamic loader, enters the dispatcher with
+//!   the loader's return address as the first guest pc.
+//! - `dgad_enter_exit` / `dgad_enter_ibl_miss`: where exit stubs and the
+//!   indirect-branch probe jump; they save the guest state into the context,
+//!   switch to the runtime stack and call [`crate::dispatch::dgad_dispatch`].
+//! - `dgad_signal_entry`: where the signal handler redirects a thread that
+//!   was interrupted at a guest-instruction boundary.
+//! - `dgad_resume`: restores the guest state and jumps to `resume_addr`.
+//! - `dgad_raw_clone`: runs `clone`/`clone3`; the child starts on its own
+//!   runtime stack with its own context.
+//!
+//! Invariant: outside the runtime, `rsp` is the guest's; the runtime never
+//! pushes anything onto the guest stack (its red zone belongs to the guest).
+
+use crate::context::ThreadCtx;
+use core::arch::global_asm;
+use core::mem::offset_of;
+
+global_asm!(
+    ".globl dgad_takeover",
+    ".type dgad_takeover,@function",
+    "dgad_takeover:",
+    "    sub rsp, 8",
+    "    call {init}",
+    "    add rsp, 8",
+    "    test eax, eax",
+    "    jz 2f",
+    "    pop qword ptr gs:[{RIP}]",
+    "    mov qword ptr gs:[{REASON}], {RESUME_AT_RIP}",
+    "    jmp dgad_save_and_dispatch",
+    "2:  ret",
+    "",
+    ".globl dgad_enter_exit",
+    ".type dgad_enter_exit,@function",
+    "dgad_enter_exit:",
+    "    mov qword ptr gs:[{EXIT_RECORD}], rax",
+    "    mov rax, qword ptr gs:[{SPILL_RAX}]",
+    "    mov qword ptr gs:[{REASON}], {EXIT_STUB}",
+    "    jmp dgad_save_and_dispatch",
+    "",
+    ".globl dgad_enter_ibl_miss",
+    ".type dgad_enter_ibl_miss,@function",
+    "dgad_enter_ibl_miss:",
+    "    mov rax, qword ptr gs:[{SPILL_RAX}]",
+    "    mov rcx, qword ptr gs:[{SPILL_RCX}]",
+    "    mov rdx, qword ptr gs:[{SPILL_RDX}]",
+    "    mov qword ptr gs:[{REASON}], {IBL_MISS}",
+    "",
+    // Guest GPRs and flags are live; rsp is the guest's.
+    "dgad_save_and_dispatch:",
+    "    mov qword ptr gs:[{GPR} + 4*8], rsp",
+    "    mov rsp, qword ptr gs:[{STACK}]",
+    // Entered with rsp already on the runtime stack and guest rsp saved.
+    ".globl dgad_signal_entry",
+    "dgad_signal_entry:",
+    "    mov qword ptr gs:[{GPR} + 0*8], rax",
+    "    mov qword ptr gs:[{GPR} + 1*8], rcx",
+    "    mov qword ptr gs:[{GPR} + 2*8], rdx",
+    "    mov qword ptr gs:[{GPR} + 3*8], rbx",
+    "    mov qword ptr gs:[{GPR} + 5*8], rbp",
+    "    mov qword ptr gs:[{GPR} + 6*8], rsi",
+    "    mov qword ptr gs:[{GPR} + 7*8], rdi",
+    "    mov qword ptr gs:[{GPR} + 8*8], r8",
+    "    mov qword ptr gs:[{GPR} + 9*8], r9",
+    "    mov qword ptr gs:[{GPR} + 10*8], r10",
+    "    mov qword ptr gs:[{GPR} + 11*8], r11",
+    "    mov qword ptr gs:[{GPR} + 12*8], r12",
+    "    mov qword ptr gs:[{GPR} + 13*8], r13",
+    "    mov qword ptr gs:[{GPR} + 14*8], r14",
+    "    mov qword ptr gs:[{GPR} + 15*8], r15",
+    "    pushfq",
+    "    pop qword ptr gs:[{RFLAGS}]",
+    "    mov rbx, qword ptr gs:[0]",
+    "    mov eax, -1",
+    "    mov edx, -1",
+    "    xsave64 [rbx + {XSAVE}]",
+    "    mov dword ptr [rbx + {IN_RUNTIME}], 1",
+    "    cld",
+    "    mov rdi, rbx",
+    "    call {dispatch}",
+    "",
+    ".globl dgad_resume",
+    "dgad_resume:",
+    "    mov rbx, qword ptr gs:[0]",
+    "    mov dword ptr [rbx + {IN_RUNTIME}], 0",
+    "    mov eax, -1",
+    "    mov edx, -1",
+    "    xrstor64 [rbx + {XSAVE}]",
+    "    push qword ptr gs:[{RFLAGS}]",
+    "    popfq",
+    "    mov rax, qword ptr gs:[{GPR} + 0*8]",
+    "    mov rcx, qword ptr gs:[{GPR} + 1*8]",
+    "    mov rdx, qword ptr gs:[{GPR} + 2*8]",
+    "    mov rbx, qword ptr gs:[{GPR} + 3*8]",
+    "    mov rbp, qword ptr gs:[{GPR} + 5*8]",
+    "    mov rsi, qword ptr gs:[{GPR} + 6*8]",
+    "    mov rdi, qword ptr gs:[{GPR} + 7*8]",
+    "    mov r8, qword ptr gs:[{GPR} + 8*8]",
+    "    mov r9, qword ptr gs:[{GPR} + 9*8]",
+    "    mov r10, qword ptr gs:[{GPR} + 10*8]",
+    "    mov r11, qword ptr gs:[{GPR} + 11*8]",
+    "    mov r12, qword ptr gs:[{GPR} + 12*8]",
+    "    mov r13, qword ptr gs:[{GPR} + 13*8]",
+    "    mov r14, qword ptr gs:[{GPR} + 14*8]",
+    "    mov r15, qword ptr gs:[{GPR} + 15*8]",
+    "    mov rsp, qword ptr gs:[{GPR} + 4*8]",
+    "    jmp qword ptr gs:[{RESUME}]",
+    "",
+    // i64 dgad_raw_clone(nr, a1, a2, a3, a4, a5): the child's stack (a1 of
+    // clone, inside the args of clone3) holds its context address at [rsp].
+    ".globl dgad_raw_clone",
+    "dgad_raw_clone:",
+    "    mov rax, rdi",
+    "    mov rdi, rsi",
+    "    mov rsi, rdx",
+    "    mov rdx, rcx",
+    "    mov r10, r8",
+    "    mov r8, r9",
+    "    syscall",
+    "    test rax, rax",
+    "    jz 3f",
+    "    ret",
+    "3:  mov rsi, qword ptr [rsp]",
+    "    mov edi, 0x1001",
+    "    mov eax, 158",
+    "    syscall",
+    "    mov rsp, qword ptr gs:[{STACK}]",
+    "    mov rbx, qword ptr gs:[0]",
+    "    mov dword ptr [rbx + {IN_RUNTIME}], 1",
+    "    mov rdi, rbx",
+    "    call {child_start}",
+    "    jmp dgad_resume",
+    init = sym crate::init::dgad_init,
+    dispatch = sym crate::dispatch::dgad_dispatch,
+    child_start = sym crate::dispatch::dgad_thread_start,
+    RIP = const offset_of!(ThreadCtx, regs) + 16 * 8,
+    RFLAGS = const offset_of!(ThreadCtx, regs) + 17 * 8,
+    GPR = const offset_of!(ThreadCtx, regs),
+    REASON = const offset_of!(ThreadCtx, reason),
+    EXIT_RECORD = const offset_of!(ThreadCtx, exit_record),
+    SPILL_RAX = const offset_of!(ThreadCtx, spill_rax),
+    SPILL_RCX = const offset_of!(ThreadCtx, spill_rcx),
+    SPILL_RDX = const offset_of!(ThreadCtx, spill_rdx),
+    STACK = const offset_of!(ThreadCtx, rt_stack_top),
+    XSAVE = const offset_of!(ThreadCtx, xsave),
+    IN_RUNTIME = const offset_of!(ThreadCtx, in_runtime),
+    RESUME = const offset_of!(ThreadCtx, resume_addr),
+    RESUME_AT_RIP = const crate::context::reason::RESUME_AT_RIP,
+    EXIT_STUB = const crate::context::reason::EXIT_STUB,
+    IBL_MISS = const crate::context::reason::IBL_MISS,
+);
+
+extern "C" {
+    fn dgad_takeover();
+    fn dgad_enter_exit();
+    fn dgad_enter_ibl_miss();
+    fn dgad_signal_entry();
+    fn dgad_resume();
+    /// Raw `clone`/`clone3`; returns in the parent only.
+    pub fn dgad_raw_clone(nr: i64, a1: u64, a2: u64, a3: u64, a4: u64, a5: u64) -> i64;
+}
+
+/// The loader calls this (through `.init_array`) before the program's own
+/// constructors run.
+#[used]
+#[link_section = ".init_array"]
+static TAKEOVER: unsafe extern "C" fn() = dgad_takeover;
+
+/// Address of the exit-stub entry.
+pub fn enter_exit_addr() -> u64 {
+    dgad_enter_exit as usize as u64
+}
+
+/// Address of the lookup-miss entry.
+pub fn enter_ibl_miss_addr() -> u64 {
+    dgad_enter_ibl_miss as usize as u64
+}
+
+/// Address a signal handler redirects an interrupted thread to.
+pub fn signal_entry_addr() -> u64 {
+    dgad_signal_entry as usize as u64
+}
+
+/// Address of the code that leaves the runtime.
+pub fn resume_addr() -> u64 {
+    dgad_resume as usize as u64
+}

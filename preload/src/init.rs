@@ -1,0 +1,143 @@
+//! Start-up: configuration from the environment and the takeover of the
+//! main thread.
+
+use crate::context::ThreadCtx;
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::OnceLock;
+
+/// What the runtime does besides executing the guest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Translate only: measures the engine alone.
+    Null,
+}
+
+/// Which CPU features the guest's `cpuid` reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CpuidPolicy {
+    /// Hide AVX-512 and TSX, so code dispatched after takeover picks AVX2
+    /// paths (`DGAD_CPUID=avx2`, the default).
+    Avx2,
+    /// Report what the CPU has (`DGAD_CPUID=native`).
+    Native,
+}
+
+/// Settings read once from the environment at start-up.
+#[derive(Debug)]
+pub struct Config {
+    /// `DGAD_MODE`.
+    pub mode: Mode,
+    /// `DGAD_STATS=1`.
+    pub stats: bool,
+    /// File descriptor of `DGAD_LOG`, or -1.
+    pub log_fd: i32,
+    /// `DGAD_CPUID`.
+    pub cpuid: CpuidPolicy,
+    /// The `LD_PRELOAD` entry that loaded us, re-added on `execve` if the
+    /// program drops it.
+    pub preload: Option<Vec<u8>>,
+}
+
+static CONFIG: OnceLock<Config> = OnceLock::new();
+static PID: AtomicI32 = AtomicI32::new(0);
+
+/// The configuration (only valid after `dgad_init`).
+pub fn config() -> &'static Config {
+    CONFIG.get().expect("runtime initialised")
+}
+
+/// The process id, kept current across `fork`.
+pub fn pid() -> i32 {
+    PID.load(Ordering::Relaxed)
+}
+
+/// Re-reads the process id (in a child after `fork`).
+pub fn refresh_pid() {
+    // SAFETY: getpid cannot fail.
+    PID.store(unsafe { crate::sys::syscall3(libc::SYS_getpid, 0, 0, 0) } as i32, Ordering::Relaxed);
+}
+
+fn env_lookup(envp: *const *const libc::c_char, name: &[u8]) -> Option<&'static [u8]> {
+    if envp.is_null() {
+        return None;
+    }
+    let mut p = envp;
+    // SAFETY: envp is the NULL-terminated environment array the loader
+    // passes to initialisers; its strings live for the whole process.
+    unsafe {
+        while !(*p).is_null() {
+            let s = core::ffi::CStr::from_ptr(*p).to_bytes();
+            if s.len() > name.len() && s.starts_with(name) && s[name.len()] == b'=' {
+                return Some(&s[name.len() + 1..]);
+            }
+            p = p.add(1);
+        }
+    }
+    None
+}
+
+fn fail(msg: &str) -> ! {
+    crate::dgad_eprintln!("{}", msg);
+    crate::sys::exit_group(125)
+}
+
+fn read_config(envp: *const *const libc::c_char) -> Config {
+    let get = |n: &str| env_lookup(envp, n.as_bytes());
+    let mode = match get("DGAD_MODE") {
+        None | Some(b"null") if get("DGAD_RECORD").is_none() => Mode::Null,
+        Some(b"null") => Mode::Null,
+        Some(m) => fail(&format!(
+            "DGAD_MODE={} (or DGAD_RECORD) asks for a mode that is not implemented yet; only DGAD_MODE=null runs today",
+            String::from_utf8_lossy(m)
+        )),
+        None => fail("DGAD_RECORD is set, but record mode is not implemented yet; only DGAD_MODE=null runs today"),
+    };
+    let cpuid = match get("DGAD_CPUID") {
+        None | Some(b"avx2") => CpuidPolicy::Avx2,
+        Some(b"native") => CpuidPolicy::Native,
+        Some(v) => fail(&format!("DGAD_CPUID={} is not one of avx2, native", String::from_utf8_lossy(v))),
+    };
+    let log_fd = match get("DGAD_LOG") {
+        None => -1,
+        Some(path) => {
+            let mut p = path.to_vec();
+            p.push(0);
+            let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_APPEND | libc::O_CLOEXEC;
+            // SAFETY: p is NUL-terminated.
+            let fd = unsafe { crate::sys::syscall3(libc::SYS_open, p.as_ptr() as u64, flags as u64, 0o644) };
+            if fd < 0 {
+                fail(&format!("cannot open DGAD_LOG={}: errno {}", String::from_utf8_lossy(path), -fd));
+            }
+            fd as i32
+        }
+    };
+    let preload = get("LD_PRELOAD")
+        .and_then(|v| v.split(|&c| c == b':' || c == b' ').find(|e| e.ends_with(b"libdgad.so")).map(<[u8]>::to_vec));
+    Config { mode, stats: matches!(get("DGAD_STATS"), Some(v) if v != b"0"), log_fd, cpuid, preload }
+}
+
+/// Called by `dgad_takeover` from the loader's initialiser loop. Returns 1
+/// when the calling thread should continue under the runtime, 0 to run
+/// natively (`DGAD_DISABLE=1`).
+pub extern "C" fn dgad_init(_argc: i32, _argv: *const *const libc::c_char, envp: *const *const libc::c_char) -> u32 {
+    if matches!(env_lookup(envp, b"DGAD_DISABLE"), Some(v) if v != b"0") {
+        return 0;
+    }
+    refresh_pid();
+    let cfg = CONFIG.get_or_init(|| read_config(envp));
+    crate::cache::init(rewriter::TranslateOptions { count_ibl_hits: cfg.stats, ..Default::default() });
+    let Some(ctx) = ThreadCtx::allocate() else { fail("cannot map the main thread's context") };
+    ctx.tid = crate::sys::gettid();
+    if !ctx.install() {
+        fail("arch_prctl(ARCH_SET_GS) failed: cannot give the runtime a segment base");
+    }
+    crate::threads::register(ctx);
+    crate::signals::init();
+    crate::log!("takeover of pid {}", pid());
+    1
+}
+
+/// The configuration, if initialised.
+pub fn try_config() -> Option<&'static Config> {
+    CONFIG.get()
+}

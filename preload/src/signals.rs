@@ -1,0 +1,453 @@
+//! Signals: the guest's handlers run translated, never natively.
+//!
+//! For every signal the guest handles, the kernel gets the runtime's
+//! [`host_handler`] instead (same mask, no `SA_RESTART`). The host handler
+//! runs in signal context (no allocation, no locks) and decides:
+//! - interrupted at a guest-instruction boundary in cache code (always the
+//!   case for a fault raised by a guest instruction): the thread is sent to
+//!   `dgad_signal_entry` with the guest state, and the dispatcher builds the
+//!   guest's signal frame right away;
+//! - interrupted inside inserted code: the signal is queued and the thread
+//!   single-steps (trap flag) to the next boundary, then as above;
+//! - interrupted in the runtime: the signal is queued; the dispatcher
+//!   delivers it before re-entering cache code, and a blocking system call
+//!   is cut short with EINTR (see `syscall::guarded_window_escape`), then
+//!   restarted after the handler if the guest asked for `SA_RESTART`.
+//!
+//! `rt_sigreturn` from a guest handler is emulated from the frame the
+//! runtime built.
+
+use crate::cache;
+use crate::context::{reason, reg, PendingSignal, ThreadCtx, PENDING_MAX, XSAVE_BYTES};
+use crate::stats::STATS;
+use crate::sys;
+use core::arch::global_asm;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+const NSIG: usize = 65;
+const TF: u64 = 1 << 8;
+const DF: u64 = 1 << 10;
+const SA_RESTORER: u64 = 0x0400_0000;
+
+/// The kernel's `struct sigaction` on x86-64.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct KernelSigaction {
+    handler: u64,
+    flags: u64,
+    restorer: u64,
+    mask: u64,
+}
+
+struct GuestAction {
+    handler: AtomicU64,
+    flags: AtomicU64,
+    restorer: AtomicU64,
+    mask: AtomicU64,
+}
+
+static ACTIONS: [GuestAction; NSIG] = [const {
+    GuestAction {
+        handler: AtomicU64::new(0),
+        flags: AtomicU64::new(0),
+        restorer: AtomicU64::new(0),
+        mask: AtomicU64::new(0),
+    }
+}; NSIG];
+static ACTION_LOCK: parking_lot::Mutex<()> = parking_lot::Mutex::new(());
+
+global_asm!(
+    ".globl dgad_host_restorer",
+    "dgad_host_restorer:",
+    "    mov eax, 15",
+    "    syscall",
+    "    ud2",
+);
+extern "C" {
+    fn dgad_host_restorer();
+}
+
+fn guest_action(sig: i32) -> KernelSigaction {
+    let a = &ACTIONS[sig as usize];
+    KernelSigaction {
+        handler: a.handler.load(Ordering::Acquire),
+        flags: a.flags.load(Ordering::Relaxed),
+        restorer: a.restorer.load(Ordering::Relaxed),
+        mask: a.mask.load(Ordering::Relaxed),
+    }
+}
+
+fn set_guest_action(sig: i32, act: &KernelSigaction) {
+    let a = &ACTIONS[sig as usize];
+    a.flags.store(act.flags, Ordering::Relaxed);
+    a.restorer.store(act.restorer, Ordering::Relaxed);
+    a.mask.store(act.mask, Ordering::Relaxed);
+    a.handler.store(act.handler, Ordering::Release);
+}
+
+fn kernel_sigaction(sig: i32, new: Option<&KernelSigaction>, old: Option<&mut KernelSigaction>) -> i64 {
+    let newp = new.map_or(0, |n| n as *const _ as u64);
+    let oldp = old.map_or(0, |o| o as *mut _ as u64);
+    // SAFETY: both pointers are null or point at KernelSigaction values.
+    unsafe { sys::syscall6(libc::SYS_rt_sigaction, sig as u64, newp, oldp, 8, 0, 0) }
+}
+
+fn install_host(sig: i32, guest: &KernelSigaction) -> i64 {
+    let keep = (libc::SA_ONSTACK | libc::SA_NODEFER | libc::SA_RESETHAND | libc::SA_NOCLDSTOP | libc::SA_NOCLDWAIT)
+        as u64;
+    let host = KernelSigaction {
+        handler: host_handler as usize as u64,
+        flags: (guest.flags & keep) | libc::SA_SIGINFO as u64 | SA_RESTORER,
+        restorer: dgad_host_restorer as usize as u64,
+        mask: guest.mask,
+    };
+    kernel_sigaction(sig, Some(&host), None)
+}
+
+/// Records the dispositions inherited from the parent and takes SIGTRAP
+/// (needed for single-stepping out of inserted code).
+pub fn init() {
+    for sig in 1..NSIG as i32 {
+        let mut old = KernelSigaction::default();
+        if kernel_sigaction(sig, None, Some(&mut old)) == 0 {
+            set_guest_action(sig, &old);
+        }
+    }
+    install_host(libc::SIGTRAP, &guest_action(libc::SIGTRAP));
+}
+
+/// The guest's `rt_sigaction`.
+pub fn sigaction(sig: i32, act: u64, oldact: u64, setsize: u64) -> i64 {
+    if setsize != 8 || !(1..NSIG as i32).contains(&sig) {
+        return -(libc::EINVAL as i64);
+    }
+    if sig == libc::SIGKILL || sig == libc::SIGSTOP {
+        // SAFETY: forwarded as the guest asked; the kernel validates it.
+        return unsafe { sys::syscall6(libc::SYS_rt_sigaction, sig as u64, act, oldact, setsize, 0, 0) };
+    }
+    let _g = ACTION_LOCK.lock();
+    let old = guest_action(sig);
+    if act != 0 {
+        // SAFETY: reading the guest's struct; a bad pointer faults in the
+        // runtime, which is reported as an internal error.
+        let new = unsafe { core::ptr::read_unaligned(act as *const KernelSigaction) };
+        let r = if new.handler == libc::SIG_DFL as u64 || new.handler == libc::SIG_IGN as u64 {
+            if sig == libc::SIGTRAP {
+                install_host(sig, &new)
+            } else {
+                kernel_sigaction(sig, Some(&new), None)
+            }
+        } else {
+            install_host(sig, &new)
+        };
+        if r < 0 {
+            return r;
+        }
+        set_guest_action(sig, &new);
+    }
+    if oldact != 0 {
+        // SAFETY: the guest's output struct.
+        unsafe { core::ptr::write_unaligned(oldact as *mut KernelSigaction, old) };
+    }
+    0
+}
+
+/// The guest's `sigaltstack`: the kernel keeps it; delivery asks it back.
+pub fn sigaltstack(_ctx: &mut ThreadCtx, ss: u64, old: u64) -> i64 {
+    // SAFETY: forwarded as the guest asked.
+    unsafe { sys::syscall3(libc::SYS_sigaltstack, ss, old, 0) }
+}
+
+fn queue(ctx: &mut ThreadCtx, sig: i32, info: &libc::siginfo_t, uc: Option<&libc::ucontext_t>) {
+    let n = ctx.pending_len as usize;
+    if n >= PENDING_MAX {
+        return;
+    }
+    let mut p = PendingSignal { signo: sig, info: *info, err: 0, trapno: 0, cr2: 0 };
+    if let Some(uc) = uc {
+        p.err = uc.uc_mcontext.gregs[libc::REG_ERR as usize] as u64;
+        p.trapno = uc.uc_mcontext.gregs[libc::REG_TRAPNO as usize] as u64;
+        p.cr2 = uc.uc_mcontext.gregs[libc::REG_CR2 as usize] as u64;
+    }
+    ctx.pending[n] = p;
+    ctx.pending_len = n as u32 + 1;
+}
+
+/// Where in cache code `pc` is, in guest terms: the guest pc, whether the
+/// state there is exactly the guest's, and whether guest rcx is in its
+/// spill slot.
+fn locate(pc: u64) -> Option<(u64, bool, bool)> {
+    let b = cache::find_block(pc)?;
+    let off = (pc - b.cache_start) as u32;
+    let i = b.insn_map.partition_point(|e| e.cache_off <= off);
+    if i == 0 {
+        return None;
+    }
+    let e = b.insn_map[i - 1];
+    Some((e.guest_pc, e.cache_off == off, e.spills_rcx && e.cache_off != off))
+}
+
+fn is_fault(sig: i32, info: &libc::siginfo_t) -> bool {
+    matches!(sig, libc::SIGSEGV | libc::SIGBUS | libc::SIGFPE | libc::SIGILL | libc::SIGTRAP) && info.si_code > 0
+}
+
+/// Sends the interrupted thread to `dgad_signal_entry` with guest state.
+fn redirect(ctx: &mut ThreadCtx, uc: &mut libc::ucontext_t, guest_pc: u64, restore_rcx: bool) {
+    let g = &mut uc.uc_mcontext.gregs;
+    if restore_rcx {
+        g[libc::REG_RCX as usize] = ctx.spill_rcx as i64;
+    }
+    g[libc::REG_EFL as usize] &= !(TF as i64);
+    ctx.regs.gpr[reg::RSP] = g[libc::REG_RSP as usize] as u64;
+    ctx.regs.rip = guest_pc;
+    ctx.reason = reason::RESUME_AT_RIP;
+    ctx.stepping = 0;
+    g[libc::REG_RSP as usize] = ctx.rt_stack_top as i64;
+    g[libc::REG_RIP as usize] = crate::entry::signal_entry_addr() as i64;
+}
+
+/// The handler the kernel runs for every guest-handled signal. Signal
+/// context: no allocation, no locks.
+extern "C" fn host_handler(sig: i32, info: *mut libc::siginfo_t, ucv: *mut libc::c_void) {
+    // SAFETY: the kernel passes valid siginfo and ucontext pointers; every
+    // thread running guest code has a context installed in %gs.
+    let (info, uc, ctx) = unsafe { (&*info, &mut *(ucv as *mut libc::ucontext_t), crate::context::current()) };
+    let pc = uc.uc_mcontext.gregs[libc::REG_RIP as usize] as u64;
+    let stepping_trap = sig == libc::SIGTRAP && ctx.stepping != 0 && info.si_code == 2; // TRAP_TRACE
+    if stepping_trap {
+        match locate(pc) {
+            Some((gpc, true, _)) => redirect(ctx, uc, gpc, false),
+            Some(_) => {}
+            None => {
+                // Left cache code: the dispatcher delivers what is queued.
+                uc.uc_mcontext.gregs[libc::REG_EFL as usize] &= !(TF as i64);
+                ctx.stepping = 0;
+            }
+        }
+        return;
+    }
+    if let Some(esc) = crate::syscall::guarded_window_escape(pc) {
+        queue(ctx, sig, info, None);
+        uc.uc_mcontext.gregs[libc::REG_RIP as usize] = esc as i64;
+        return;
+    }
+    let fault = is_fault(sig, info);
+    match locate(pc) {
+        Some((gpc, exact, spilled)) if fault || exact => {
+            queue(ctx, sig, info, Some(uc));
+            redirect(ctx, uc, gpc, spilled);
+        }
+        Some(_) => {
+            queue(ctx, sig, info, None);
+            ctx.stepping = 1;
+            uc.uc_mcontext.gregs[libc::REG_EFL as usize] |= TF as i64;
+        }
+        None if fault && !cache::in_cache(pc) => {
+            crate::dgad_eprintln!("internal error: signal {} in the runtime at 0x{:x} (address 0x{:x})", sig, pc, unsafe {
+                // SAFETY: si_addr is valid to read for fault signals.
+                info.si_addr()
+            } as u64);
+            sys::exit_group(125);
+        }
+        None => queue(ctx, sig, info, None),
+    }
+}
+
+fn set_mask(how: i32, set: Option<u64>) -> u64 {
+    let mut old = 0u64;
+    let newp = set.as_ref().map_or(0, |s| s as *const u64 as u64);
+    // SAFETY: 8-byte masks in locals.
+    unsafe { sys::syscall6(libc::SYS_rt_sigprocmask, how as u64, newp, &mut old as *mut u64 as u64, 8, 0, 0) };
+    old
+}
+
+/// Dies of `sig` the way the kernel's default action would.
+fn die_of(sig: i32) -> ! {
+    crate::stats::report();
+    let dfl = KernelSigaction::default();
+    kernel_sigaction(sig, Some(&dfl), None);
+    set_mask(libc::SIG_UNBLOCK, Some(1u64 << (sig - 1)));
+    // SAFETY: sending a signal to ourselves.
+    unsafe { sys::syscall3(libc::SYS_tgkill, crate::init::pid() as u64, sys::gettid() as u64, sig as u64) };
+    sys::exit_group(128 + sig)
+}
+
+fn default_ignores(sig: i32) -> bool {
+    matches!(sig, libc::SIGCHLD | libc::SIGURG | libc::SIGWINCH | libc::SIGCONT)
+}
+
+/// Queues a fault the runtime itself detected for the guest (e.g. a jump to
+/// unmapped memory) and delivers it now.
+pub fn raise_fault(ctx: &mut ThreadCtx, sig: i32, addr: u64) {
+    // SAFETY: an all-zero siginfo is valid; fields are filled below.
+    let mut info: libc::siginfo_t = unsafe { core::mem::zeroed() };
+    info.si_signo = sig;
+    info.si_code = 1; // SEGV_MAPERR
+    // SAFETY: siginfo_t for SIGSEGV stores si_addr right after the header.
+    unsafe { *((&mut info as *mut libc::siginfo_t as *mut u8).add(16) as *mut u64) = addr };
+    ctx.regs.rip = addr;
+    queue(ctx, sig, &info, None);
+    if ctx.pending_len > 0 {
+        // Move the fault to the front: it is synchronous.
+        let n = ctx.pending_len as usize;
+        ctx.pending[..n].rotate_right(1);
+    }
+    if guest_action(sig).handler <= 1 {
+        die_of(sig);
+    }
+    deliver_pending(ctx);
+}
+
+/// Remembers that the guest's system call `nr` at `next - 2` was cut short
+/// by a signal, so it can be restarted after an `SA_RESTART` handler.
+pub fn note_interrupted_syscall(ctx: &mut ThreadCtx, nr: i64, next: u64) {
+    if ctx.pending_len == 0 || !restartable(nr) {
+        return;
+    }
+    let sig = ctx.pending[0].signo;
+    let act = guest_action(sig);
+    if act.handler > 1 && act.flags & libc::SA_RESTART as u64 != 0 {
+        ctx.regs.gpr[reg::RAX] = nr as u64;
+        ctx.regs.rip = next - 2;
+    }
+}
+
+/// System calls the kernel restarts after an `SA_RESTART` handler.
+fn restartable(nr: i64) -> bool {
+    use libc::*;
+    matches!(
+        nr,
+        SYS_read | SYS_write | SYS_readv | SYS_writev | SYS_pread64 | SYS_pwrite64 | SYS_wait4 | SYS_waitid
+            | SYS_open | SYS_openat | SYS_accept | SYS_accept4 | SYS_connect | SYS_recvfrom | SYS_sendto
+            | SYS_recvmsg | SYS_sendmsg | SYS_flock | SYS_fcntl | SYS_ioctl | SYS_futex | SYS_splice | SYS_tee
+    )
+}
+
+/// The guest-visible frame the runtime builds below the guest stack.
+#[repr(C)]
+struct GuestFrame {
+    restorer: u64,
+    uc: libc::ucontext_t,
+    info: libc::siginfo_t,
+}
+
+/// Delivers the first queued signal to its guest handler by building a
+/// signal frame and pointing the guest registers at the handler. Returns
+/// whether the guest's next pc changed.
+pub fn deliver_pending(ctx: &mut ThreadCtx) -> bool {
+    while ctx.pending_len > 0 {
+        let p = ctx.pending[0];
+        let n = ctx.pending_len as usize;
+        ctx.pending.copy_within(1..n, 0);
+        ctx.pending_len -= 1;
+        let sig = p.signo;
+        let act = guest_action(sig);
+        if act.handler == libc::SIG_IGN as u64 {
+            continue;
+        }
+        if act.handler == libc::SIG_DFL as u64 {
+            if default_ignores(sig) {
+                continue;
+            }
+            die_of(sig);
+        }
+        build_frame(ctx, &p, &act);
+        STATS.signals.fetch_add(1, Ordering::Relaxed);
+        return true;
+    }
+    false
+}
+
+fn build_frame(ctx: &mut ThreadCtx, p: &PendingSignal, act: &KernelSigaction) {
+    let sig = p.signo;
+    let guest_rsp = ctx.regs.gpr[reg::RSP];
+    let mut alt: libc::stack_t = libc::stack_t { ss_sp: core::ptr::null_mut(), ss_flags: 0, ss_size: 0 };
+    // SAFETY: querying the thread's alternate stack into a local.
+    unsafe { sys::syscall3(libc::SYS_sigaltstack, 0, &mut alt as *mut _ as u64, 0) };
+    let alt_lo = alt.ss_sp as u64;
+    let on_alt = guest_rsp > alt_lo && guest_rsp <= alt_lo + alt.ss_size as u64;
+    let mut sp = if act.flags & libc::SA_ONSTACK as u64 != 0 && alt.ss_flags & libc::SS_DISABLE == 0 && !on_alt {
+        alt_lo + alt.ss_size as u64
+    } else {
+        guest_rsp - 128
+    };
+    sp = (sp - XSAVE_BYTES as u64) & !63;
+    let fp = sp;
+    sp -= core::mem::size_of::<GuestFrame>() as u64;
+    sp = ((sp + 8) & !15) - 8;
+    let old_mask = set_mask(libc::SIG_BLOCK, None);
+    // SAFETY: the frame lies below the guest's stack pointer (past its red
+    // zone) or on its alternate stack, memory the guest gave for this.
+    unsafe {
+        core::ptr::copy_nonoverlapping(ctx.xsave.0.as_ptr(), fp as *mut u8, XSAVE_BYTES);
+        let f = &mut *(sp as *mut GuestFrame);
+        core::ptr::write_bytes(f as *mut GuestFrame as *mut u8, 0, core::mem::size_of::<GuestFrame>());
+        f.restorer = act.restorer;
+        f.info = p.info;
+        f.uc.uc_stack = alt;
+        let g = &mut f.uc.uc_mcontext.gregs;
+        let r = &ctx.regs.gpr;
+        use libc::*;
+        for (greg, idx) in [
+            (REG_R8, 8), (REG_R9, 9), (REG_R10, 10), (REG_R11, 11), (REG_R12, 12), (REG_R13, 13), (REG_R14, 14),
+            (REG_R15, 15), (REG_RDI, 7), (REG_RSI, 6), (REG_RBP, 5), (REG_RBX, 3), (REG_RDX, 2), (REG_RAX, 0),
+            (REG_RCX, 1), (REG_RSP, 4),
+        ] {
+            g[greg as usize] = r[idx] as i64;
+        }
+        g[REG_RIP as usize] = ctx.regs.rip as i64;
+        g[REG_EFL as usize] = ctx.regs.rflags as i64;
+        g[REG_CSGSFS as usize] = 0x33;
+        g[REG_ERR as usize] = p.err as i64;
+        g[REG_TRAPNO as usize] = p.trapno as i64;
+        g[REG_CR2 as usize] = p.cr2 as i64;
+        f.uc.uc_mcontext.fpregs = fp as *mut libc::_libc_fpstate;
+        *(&mut f.uc.uc_sigmask as *mut libc::sigset_t as *mut u64) = old_mask;
+    }
+    let mut mask = old_mask | act.mask;
+    if act.flags & libc::SA_NODEFER as u64 == 0 {
+        mask |= 1 << (sig - 1);
+    }
+    set_mask(libc::SIG_SETMASK, Some(mask));
+    if act.flags & libc::SA_RESETHAND as u64 != 0 {
+        set_guest_action(sig, &KernelSigaction::default());
+    }
+    let frame = sp;
+    ctx.regs.gpr[reg::RSP] = frame;
+    ctx.regs.gpr[reg::RDI] = sig as u64;
+    ctx.regs.gpr[reg::RSI] = frame + core::mem::offset_of!(GuestFrame, info) as u64;
+    ctx.regs.gpr[reg::RDX] = frame + core::mem::offset_of!(GuestFrame, uc) as u64;
+    ctx.regs.gpr[reg::RAX] = 0;
+    ctx.regs.rflags &= !(DF | TF);
+    ctx.regs.rip = act.handler;
+}
+
+/// The guest's `rt_sigreturn`: restores the state saved in the frame that
+/// [`build_frame`] made (and the handler may have edited).
+pub fn sigreturn(ctx: &mut ThreadCtx) {
+    let uc_addr = ctx.regs.gpr[reg::RSP];
+    // SAFETY: the guest's rsp points at the ucontext of the frame we built;
+    // a corrupted frame is the guest's bug, as natively.
+    unsafe {
+        let uc = &*(uc_addr as *const libc::ucontext_t);
+        let g = &uc.uc_mcontext.gregs;
+        use libc::*;
+        for (greg, idx) in [
+            (REG_R8, 8), (REG_R9, 9), (REG_R10, 10), (REG_R11, 11), (REG_R12, 12), (REG_R13, 13), (REG_R14, 14),
+            (REG_R15, 15), (REG_RDI, 7), (REG_RSI, 6), (REG_RBP, 5), (REG_RBX, 3), (REG_RDX, 2), (REG_RAX, 0),
+            (REG_RCX, 1), (REG_RSP, 4),
+        ] {
+            ctx.regs.gpr[idx] = g[greg as usize] as u64;
+        }
+        ctx.regs.rip = g[REG_RIP as usize] as u64;
+        let user_flags = 0x0000_0000_0025_4dd5u64; // CF PF AF ZF SF TF DF OF AC ID (as the kernel's FIX_EFLAGS)
+        ctx.regs.rflags = (ctx.regs.rflags & !user_flags) | (g[REG_EFL as usize] as u64 & user_flags);
+        let fp = uc.uc_mcontext.fpregs as u64;
+        if fp != 0 {
+            core::ptr::copy_nonoverlapping(fp as *const u8, ctx.xsave.0.as_mut_ptr(), XSAVE_BYTES);
+        }
+        let mask = *(&uc.uc_sigmask as *const libc::sigset_t as *const u64);
+        set_mask(libc::SIG_SETMASK, Some(mask));
+    }
+    ctx.reason = reason::RESUME_AT_RIP;
+}

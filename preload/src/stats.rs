@@ -1,0 +1,71 @@
+//! Counters behind `DGAD_STATS=1`, printed once on stderr at exit.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Process-wide counters (relaxed atomics: they are only summed at exit).
+pub struct Stats {
+    /// Blocks translated.
+    pub blocks: AtomicU64,
+    /// Guest instructions translated.
+    pub guest_insns: AtomicU64,
+    /// Bytes of cache code written.
+    pub cache_bytes: AtomicU64,
+    /// Direct branches linked block to block.
+    pub links: AtomicU64,
+    /// Blocks dropped because their guest code was unmapped or reprotected.
+    pub invalidated: AtomicU64,
+    /// Guest system calls executed.
+    pub syscalls: AtomicU64,
+    /// Signals delivered to guest handlers.
+    pub signals: AtomicU64,
+    /// Indirect-branch lookups that missed (summed from exited threads).
+    pub ibl_misses: AtomicU64,
+    /// Indirect-branch lookups that hit (summed from exited threads).
+    pub ibl_hits: AtomicU64,
+    /// Guest instructions that have no entry in the semantics table yet.
+    pub no_semantics: AtomicU64,
+}
+
+/// The counters.
+pub static STATS: Stats = Stats {
+    blocks: AtomicU64::new(0),
+    guest_insns: AtomicU64::new(0),
+    cache_bytes: AtomicU64::new(0),
+    links: AtomicU64::new(0),
+    invalidated: AtomicU64::new(0),
+    syscalls: AtomicU64::new(0),
+    signals: AtomicU64::new(0),
+    ibl_misses: AtomicU64::new(0),
+    ibl_hits: AtomicU64::new(0),
+    no_semantics: AtomicU64::new(0),
+};
+
+/// Prints the one-line summary if `DGAD_STATS` asked for it.
+pub fn report() {
+    if !crate::init::config().stats {
+        return;
+    }
+    let (mut hits, mut misses) = (STATS.ibl_hits.load(Ordering::Relaxed), STATS.ibl_misses.load(Ordering::Relaxed));
+    crate::threads::for_each_context(|c| {
+        hits += c.ibl_hits;
+        misses += c.ibl_misses;
+    });
+    let lookups = hits + misses;
+    let rate = if lookups == 0 { 100.0 } else { 100.0 * hits as f64 / lookups as f64 };
+    let l = |c: &AtomicU64| c.load(Ordering::Relaxed);
+    crate::dgad_eprintln!(
+        "stats pid {}: {} blocks, {} guest instructions translated, {} cache bytes, {} links, {} invalidated, \
+         {} syscalls, {} signals, indirect lookups {} ({:.2}% hit), {} instructions with no semantic entry",
+        crate::init::pid(),
+        l(&STATS.blocks),
+        l(&STATS.guest_insns),
+        l(&STATS.cache_bytes),
+        l(&STATS.links),
+        l(&STATS.invalidated),
+        l(&STATS.syscalls),
+        l(&STATS.signals),
+        lookups,
+        rate,
+        l(&STATS.no_semantics)
+    );
+}

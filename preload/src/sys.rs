@@ -1,0 +1,134 @@
+//! Raw system calls and allocation-free output for the runtime.
+//!
+//! The runtime never goes through libc for system calls: libc's wrappers
+//! touch `errno` (guest TLS), some take locks, and the guest may be inside
+//! libc when the runtime runs. Errors come back as negative errno values.
+
+use core::arch::asm;
+
+/// Performs a raw system call with up to six arguments.
+///
+/// # Safety
+/// The caller must uphold the kernel's contract for `nr` (valid pointers,
+/// no memory the runtime still uses being unmapped, …).
+#[inline(always)]
+pub unsafe fn syscall6(nr: i64, a1: u64, a2: u64, a3: u64, a4: u64, a5: u64, a6: u64) -> i64 {
+    let ret: i64;
+    // SAFETY: the `syscall` instruction clobbers rcx and r11 only; the
+    // caller vouches for the arguments.
+    unsafe {
+        asm!("syscall",
+            inlateout("rax") nr => ret,
+            in("rdi") a1, in("rsi") a2, in("rdx") a3,
+            in("r10") a4, in("r8") a5, in("r9") a6,
+            lateout("rcx") _, lateout("r11") _,
+            options(nostack));
+    }
+    ret
+}
+
+/// Raw system call with fewer arguments.
+///
+/// # Safety
+/// As for [`syscall6`].
+#[inline(always)]
+pub unsafe fn syscall3(nr: i64, a1: u64, a2: u64, a3: u64) -> i64 {
+    // SAFETY: forwarded contract.
+    unsafe { syscall6(nr, a1, a2, a3, 0, 0, 0) }
+}
+
+/// Anonymous private memory, `MAP_NORESERVE`: pages appear on first touch.
+/// Returns `None` when the kernel refuses.
+pub fn map_anon(len: usize, prot: i32, hint: u64, fixed_noreplace: bool) -> Option<u64> {
+    let mut flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE;
+    if fixed_noreplace {
+        flags |= libc::MAP_FIXED_NOREPLACE;
+    }
+    // SAFETY: a fresh anonymous mapping cannot alias runtime memory; with
+    // MAP_FIXED_NOREPLACE the kernel refuses instead of replacing.
+    let r = unsafe { syscall6(libc::SYS_mmap, hint, len as u64, prot as u64, flags as u64, u64::MAX, 0) };
+    if r < 0 || (fixed_noreplace && r as u64 != hint) {
+        if r >= 0 {
+            // SAFETY: we just created this mapping and nobody uses it.
+            unsafe { syscall3(libc::SYS_munmap, r as u64, len as u64, 0) };
+        }
+        return None;
+    }
+    Some(r as u64)
+}
+
+/// Writes all of `buf` to file descriptor `fd`, ignoring errors (used for
+/// diagnostics, where there is nobody left to report an error to).
+pub fn write_all(fd: i32, mut buf: &[u8]) {
+    while !buf.is_empty() {
+        // SAFETY: buf is a valid readable slice.
+        let r = unsafe { syscall3(libc::SYS_write, fd as u64, buf.as_ptr() as u64, buf.len() as u64) };
+        if r == -(libc::EINTR as i64) {
+            continue;
+        }
+        if r <= 0 {
+            return;
+        }
+        buf = &buf[r as usize..];
+    }
+}
+
+/// A fixed-capacity text buffer for formatting without allocation.
+pub struct StackBuf<const N: usize> {
+    buf: [u8; N],
+    len: usize,
+}
+
+impl<const N: usize> StackBuf<N> {
+    /// An empty buffer.
+    pub const fn new() -> Self {
+        StackBuf { buf: [0; N], len: 0 }
+    }
+
+    /// The text so far.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+}
+
+impl<const N: usize> Default for StackBuf<N> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<const N: usize> core::fmt::Write for StackBuf<N> {
+    fn write_str(&mut self, s: &str) -> core::fmt::Result {
+        let n = s.len().min(N - self.len);
+        self.buf[self.len..self.len + n].copy_from_slice(&s.as_bytes()[..n]);
+        self.len += n;
+        Ok(())
+    }
+}
+
+/// `eprintln!` for the runtime: formats on the stack, one `write` to fd 2,
+/// each line prefixed with `dgad: `. Never touches the client's stdout.
+#[macro_export]
+macro_rules! dgad_eprintln {
+    ($($arg:tt)*) => {{
+        use core::fmt::Write as _;
+        let mut b = $crate::sys::StackBuf::<1024>::new();
+        let _ = write!(b, "dgad: ");
+        let _ = write!(b, $($arg)*);
+        let _ = b.write_str("\n");
+        $crate::sys::write_all(2, b.as_bytes());
+    }};
+}
+
+/// The calling thread's kernel thread id.
+pub fn gettid() -> i32 {
+    // SAFETY: gettid has no arguments and cannot fail.
+    unsafe { syscall3(libc::SYS_gettid, 0, 0, 0) as i32 }
+}
+
+/// Ends the whole process now with `code`, without running anything else.
+pub fn exit_group(code: i32) -> ! {
+    // SAFETY: exit_group does not return.
+    unsafe { syscall3(libc::SYS_exit_group, code as u64, 0, 0) };
+    unreachable!("exit_group returned")
+}

@@ -1,0 +1,187 @@
+//! Guest system calls: executed by the runtime on the guest's behalf, with a
+//! look at each one first.
+//!
+//! The kernel's `syscall` semantics are kept: `rax` gets the result, `rcx`
+//! the return address and `r11` the flags.
+
+use crate::context::{reg, ThreadCtx};
+use crate::stats::STATS;
+use crate::sys;
+use core::arch::global_asm;
+use std::sync::atomic::Ordering;
+
+// i64 dgad_guarded_syscall(const u64 args[7], const u32 *pending): makes the
+// system call unless a signal is pending. The signal handler moves a thread
+// interrupted between the check and the `syscall` instruction to the EINTR
+// exit, so a signal can never be lost to a syscall that then blocks.
+global_asm!(
+    ".globl dgad_guarded_syscall",
+    "dgad_guarded_syscall:",
+    "    mov r11, rdi",
+    "    mov rcx, rsi",
+    "    mov rax, qword ptr [r11]",
+    "    mov rdi, qword ptr [r11 + 8]",
+    "    mov rsi, qword ptr [r11 + 16]",
+    "    mov rdx, qword ptr [r11 + 24]",
+    "    mov r10, qword ptr [r11 + 32]",
+    "    mov r8, qword ptr [r11 + 40]",
+    "    mov r9, qword ptr [r11 + 48]",
+    ".globl dgad_guarded_syscall_check",
+    "dgad_guarded_syscall_check:",
+    "    cmp dword ptr [rcx], 0",
+    "    jne dgad_guarded_syscall_eintr",
+    ".globl dgad_guarded_syscall_insn",
+    "dgad_guarded_syscall_insn:",
+    "    syscall",
+    "    ret",
+    ".globl dgad_guarded_syscall_eintr",
+    "dgad_guarded_syscall_eintr:",
+    "    mov rax, -4",
+    "    ret",
+);
+
+extern "C" {
+    fn dgad_guarded_syscall(args: *const u64, pending: *const u32) -> i64;
+    fn dgad_guarded_syscall_check();
+    fn dgad_guarded_syscall_insn();
+    fn dgad_guarded_syscall_eintr();
+}
+
+/// If `pc` is in the window between the pending check and the `syscall`
+/// instruction, the address to continue at instead (returning EINTR).
+pub fn guarded_window_escape(pc: u64) -> Option<u64> {
+    let (start, insn) = (dgad_guarded_syscall_check as usize as u64, dgad_guarded_syscall_insn as usize as u64);
+    (pc >= start && pc <= insn).then(|| dgad_guarded_syscall_eintr as usize as u64)
+}
+
+fn args(ctx: &ThreadCtx) -> [u64; 7] {
+    let g = &ctx.regs.gpr;
+    [g[reg::RAX], g[reg::RDI], g[reg::RSI], g[reg::RDX], g[reg::R10], g[reg::R8], g[reg::R9]]
+}
+
+/// Runs the guest's system call as the guest asked (interruptible by signals).
+fn passthrough(ctx: &ThreadCtx) -> i64 {
+    let a = args(ctx);
+    // SAFETY: the guest asked for exactly this call; calls that would break
+    // the runtime are intercepted in `handle` before reaching here.
+    unsafe { dgad_guarded_syscall(a.as_ptr(), &ctx.pending_len) }
+}
+
+/// Handles the system call whose registers are in `ctx.regs`; on return
+/// `ctx.regs` holds the state after it (`rip` may have been changed, e.g. by
+/// `rt_sigreturn`).
+pub fn handle(ctx: &mut ThreadCtx) {
+    STATS.syscalls.fetch_add(1, Ordering::Relaxed);
+    let nr = ctx.regs.gpr[reg::RAX] as i64;
+    let a = args(ctx);
+    let next = ctx.regs.rip;
+    let result = match nr {
+        libc::SYS_exit_group => {
+            crate::stats::report();
+            sys::exit_group(a[1] as i32)
+        }
+        libc::SYS_rt_sigreturn => {
+            crate::signals::sigreturn(ctx);
+            return;
+        }
+        libc::SYS_rt_sigaction => crate::signals::sigaction(a[1] as i32, a[2], a[3], a[4]),
+        libc::SYS_sigaltstack => crate::signals::sigaltstack(ctx, a[1], a[2]),
+        libc::SYS_clone if a[1] & libc::CLONE_VM as u64 != 0 => {
+            crate::threads::clone_thread(ctx, nr, [a[1], a[2], a[3], a[4], a[5]], next)
+        }
+        libc::SYS_clone3 => {
+            let mut flags = 0u64;
+            // SAFETY: clone_args begins with the u64 flags; the guest passed it.
+            if a[2] >= 8 {
+                flags = unsafe { core::ptr::read_unaligned(a[1] as *const u64) };
+            }
+            if flags & libc::CLONE_VM as u64 != 0 {
+                crate::threads::clone_thread(ctx, nr, [a[1], a[2], 0, 0, 0], next)
+            } else {
+                fork_like(ctx)
+            }
+        }
+        libc::SYS_vfork => {
+            // A vfork child shares memory: run it as a CLONE_VM child with
+            // its own runtime context (the parent waits as with vfork).
+            let flags = (libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD) as u64;
+            crate::threads::clone_thread(ctx, libc::SYS_clone, [flags, 0, 0, 0, 0], next)
+        }
+        libc::SYS_fork | libc::SYS_clone => fork_like(ctx),
+        libc::SYS_execve => exec(ctx, a[1], a[2], a[3], None),
+        libc::SYS_execveat => exec(ctx, a[2], a[3], a[4], Some((a[1], a[5]))),
+        libc::SYS_arch_prctl if a[1] == 0x1001 || a[1] == 0x1004 => {
+            // ARCH_SET_GS / ARCH_GET_GS: %gs belongs to the runtime.
+            crate::dgad_eprintln!("the program uses %gs (arch_prctl), which dgad reserves; refusing it");
+            -(libc::EINVAL as i64)
+        }
+        libc::SYS_munmap | libc::SYS_mprotect | libc::SYS_mremap => {
+            let r = passthrough(ctx);
+            if r >= 0 {
+                invalidate(a[1], a[2]);
+            }
+            r
+        }
+        libc::SYS_mmap if a[4] & libc::MAP_FIXED as u64 != 0 => {
+            let r = passthrough(ctx);
+            if r >= 0 {
+                invalidate(a[1], a[2]);
+            }
+            r
+        }
+        _ => passthrough(ctx),
+    };
+    finish(ctx, result, next);
+    if result == -(libc::EINTR as i64) {
+        crate::signals::note_interrupted_syscall(ctx, nr, next);
+    }
+}
+
+/// Sets the registers the way the kernel leaves them after `syscall`.
+fn finish(ctx: &mut ThreadCtx, result: i64, next: u64) {
+    ctx.regs.gpr[reg::RAX] = result as u64;
+    ctx.regs.gpr[reg::RCX] = next;
+    ctx.regs.gpr[reg::R11] = ctx.regs.rflags;
+    ctx.regs.rip = next;
+}
+
+/// `fork` and `clone` without `CLONE_VM`: the child is a copy of this thread
+/// only, so no runtime lock may be held by another thread at that moment.
+fn fork_like(ctx: &mut ThreadCtx) -> i64 {
+    let cache = crate::cache::CACHE.lock();
+    crate::ALLOCATOR.fork_lock();
+    let r = passthrough(ctx);
+    crate::ALLOCATOR.fork_unlock();
+    drop(cache);
+    if r == 0 {
+        crate::init::refresh_pid();
+        crate::threads::fork_child(ctx);
+        ctx.tid = sys::gettid();
+    }
+    r
+}
+
+/// Drops translations of guest code in `[addr, addr+len)`.
+fn invalidate(addr: u64, len: u64) {
+    let end = addr.saturating_add(len);
+    let dropped = crate::cache::CACHE.lock().as_mut().is_some_and(|c| c.invalidate(addr, end));
+    if dropped {
+        crate::threads::for_each_context(|c| c.ibl_invalidate(addr, end));
+    }
+}
+
+/// `execve`/`execveat`: keeps `libdgad.so` in `LD_PRELOAD` so the new image
+/// runs under the runtime too.
+fn exec(ctx: &mut ThreadCtx, path: u64, argv: u64, envp: u64, at: Option<(u64, u64)>) -> i64 {
+    let env = crate::execenv::with_preload(envp);
+    let envp2 = env.as_ref().map_or(envp, |e| e.as_ptr() as u64);
+    let mut a = args(ctx);
+    match at {
+        None => a[3] = envp2,
+        Some(_) => a[4] = envp2,
+    }
+    let _ = (path, argv);
+    // SAFETY: as for `passthrough`, with the environment array replaced by
+    // an equivalent one that keeps the preload.
+    unsafe { dgad_guarded_syscall(a.as_ptr(), &ctx.pending_len) }
+}

@@ -1,0 +1,97 @@
+//! Guest threads: the registry of contexts and thread creation through
+//! `clone`/`clone3` with `CLONE_VM`.
+
+use crate::context::{reg, ThreadCtx};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+const MAX_THREADS: usize = 1 << 14;
+static CONTEXTS: [AtomicU64; MAX_THREADS] = [const { AtomicU64::new(0) }; MAX_THREADS];
+static COUNT: AtomicUsize = AtomicUsize::new(0);
+
+/// Adds a context to the registry (contexts are never unmapped).
+pub fn register(ctx: &ThreadCtx) {
+    let i = COUNT.fetch_add(1, Ordering::AcqRel);
+    if i >= MAX_THREADS {
+        crate::dgad_eprintln!("fatal: more than {} threads", MAX_THREADS);
+        crate::sys::exit_group(125);
+    }
+    CONTEXTS[i].store(ctx.self_addr, Ordering::Release);
+}
+
+/// Calls `f` on every registered context.
+pub fn for_each_context(mut f: impl FnMut(&mut ThreadCtx)) {
+    let n = COUNT.load(Ordering::Acquire).min(MAX_THREADS);
+    for slot in &CONTEXTS[..n] {
+        let a = slot.load(Ordering::Acquire);
+        if a != 0 {
+            // SAFETY: registered contexts stay mapped for the process's life.
+            f(unsafe { &mut *(a as *mut ThreadCtx) });
+        }
+    }
+}
+
+/// Forgets every context except `keep` (in a child after `fork`, where the
+/// other threads do not exist).
+pub fn fork_child(keep: &ThreadCtx) {
+    let n = COUNT.load(Ordering::Acquire).min(MAX_THREADS);
+    for slot in &CONTEXTS[..n] {
+        slot.store(0, Ordering::Relaxed);
+    }
+    COUNT.store(0, Ordering::Release);
+    register(keep);
+}
+
+/// Runs a guest `clone` (`nr` = clone or clone3) that shares the address
+/// space: the child gets a new context whose registers are the parent's
+/// with `rax = 0` and the guest's new stack, and starts on its own runtime
+/// stack. `a` are the system call's arguments. Returns the syscall result
+/// for the parent.
+pub fn clone_thread(parent: &mut ThreadCtx, nr: i64, a: [u64; 5], next_pc: u64) -> i64 {
+    let Some(child) = ThreadCtx::allocate() else { return -(libc::ENOMEM as i64) };
+    child.regs = parent.regs;
+    child.regs.gpr[reg::RAX] = 0;
+    child.regs.rip = next_pc;
+    child.regs.gpr[reg::RCX] = next_pc;
+    child.regs.gpr[reg::R11] = parent.regs.rflags;
+    child.xsave.0.copy_from_slice(&parent.xsave.0);
+    // The child's first runtime frame: its context address at [rsp].
+    let child_sp = child.rt_stack_top - 64;
+    // SAFETY: child_sp is inside the child's fresh runtime stack.
+    unsafe { *(child_sp as *mut u64) = child.self_addr };
+    register(child);
+    let r = if nr == libc::SYS_clone3 {
+        // SAFETY: the guest passed a clone_args of g[RSI] bytes at g[RDI];
+        // we copy it and only change the stack fields.
+        let mut args = [0u64; 16];
+        let size = (a[1] as usize).min(core::mem::size_of_val(&args));
+        unsafe { core::ptr::copy_nonoverlapping(a[0] as *const u8, args.as_mut_ptr().cast(), size) };
+        // clone_args: flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, …
+        if args[5] != 0 {
+            child.regs.gpr[reg::RSP] = args[5] + args[6];
+        }
+        let stack_base = child.rt_stack_top - crate::context::RUNTIME_STACK_BYTES as u64 + 64;
+        args[5] = stack_base;
+        args[6] = child_sp - stack_base;
+        // SAFETY: the kernel copies args; the child starts at child_sp.
+        unsafe { crate::entry::dgad_raw_clone(nr, args.as_ptr() as u64, size as u64, 0, 0, 0) }
+    } else {
+        // clone(flags, newsp, parent_tid, child_tid, tls)
+        if a[1] != 0 {
+            child.regs.gpr[reg::RSP] = a[1];
+        }
+        // SAFETY: as above, with the child's stack given directly.
+        unsafe { crate::entry::dgad_raw_clone(nr, a[0], child_sp, a[2], a[3], a[4]) }
+    };
+    if r < 0 {
+        child.tid = -1;
+    }
+    r
+}
+
+/// Records the tid of a context (for diagnostics); `0` while unknown.
+pub fn note_tid(ctx: &mut ThreadCtx) {
+    ctx.tid = crate::sys::gettid();
+}
+
+/// Counter of threads started, for statistics.
+pub static STARTED: AtomicU64 = AtomicU64::new(0);

@@ -1,0 +1,270 @@
+//! Encoder for the instructions the translator inserts around guest code.
+//!
+//! Inserted instructions are a small fixed set (segment-relative spills, the
+//! exit stubs, the indirect-branch probe), so they are encoded by hand here
+//! rather than through iced-x86: it is faster at translation time and each
+//! encoding is pinned by a disassembly test below. Guest instructions never
+//! pass through this module; they are copied or re-encoded by `translate`.
+//!
+//! Every helper says which registers and flags the emitted code clobbers.
+
+/// A general-purpose register number as used in ModRM/REX (rax = 0 … r15 = 15).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Gpr(pub u8);
+
+impl Gpr {
+    /// `rax`
+    pub const RAX: Gpr = Gpr(0);
+    /// `rcx`
+    pub const RCX: Gpr = Gpr(1);
+    /// `rdx`
+    pub const RDX: Gpr = Gpr(2);
+    /// `rsp`
+    pub const RSP: Gpr = Gpr(4);
+}
+
+/// A growing buffer of machine code that knows the address it will run at.
+pub struct Emitter {
+    /// The bytes emitted so far.
+    pub code: Vec<u8>,
+    /// Address at which `code[0]` will execute.
+    pub base: u64,
+}
+
+impl Emitter {
+    /// An empty buffer whose first byte will run at `base`.
+    pub fn new(base: u64) -> Emitter {
+        Emitter { code: Vec::with_capacity(256), base }
+    }
+
+    /// Offset of the next byte.
+    pub fn offset(&self) -> usize {
+        self.code.len()
+    }
+
+    /// Address of the next byte.
+    pub fn pc(&self) -> u64 {
+        self.base + self.code.len() as u64
+    }
+
+    /// Raw bytes (a copied guest instruction).
+    pub fn bytes(&mut self, b: &[u8]) {
+        self.code.extend_from_slice(b);
+    }
+
+    fn u32(&mut self, v: u32) {
+        self.code.extend_from_slice(&v.to_le_bytes());
+    }
+
+    fn rex_w(r: Gpr) -> u8 {
+        0x48 | if r.0 >= 8 { 0x04 } else { 0 }
+    }
+
+    /// `mov qword gs:[disp], reg`. Clobbers nothing.
+    pub fn store_gs(&mut self, disp: u32, reg: Gpr) {
+        self.bytes(&[0x65, Self::rex_w(reg), 0x89, 0x04 | ((reg.0 & 7) << 3), 0x25]);
+        self.u32(disp);
+    }
+
+    /// `mov reg, qword gs:[disp]`. Clobbers `reg`.
+    pub fn load_gs(&mut self, reg: Gpr, disp: u32) {
+        self.bytes(&[0x65, Self::rex_w(reg), 0x8b, 0x04 | ((reg.0 & 7) << 3), 0x25]);
+        self.u32(disp);
+    }
+
+    /// `mov reg, qword gs:[disp + rax*8]`. Clobbers `reg`.
+    pub fn load_gs_rax8(&mut self, reg: Gpr, disp: u32) {
+        self.bytes(&[0x65, Self::rex_w(reg), 0x8b, 0x04 | ((reg.0 & 7) << 3), 0xc5]);
+        self.u32(disp);
+    }
+
+    /// `jmp qword gs:[disp]`. Clobbers nothing.
+    pub fn jmp_gs(&mut self, disp: u32) {
+        self.bytes(&[0x65, 0xff, 0x24, 0x25]);
+        self.u32(disp);
+    }
+
+    /// `movzx eax, cx`. Clobbers `rax`.
+    pub fn movzx_eax_cx(&mut self) {
+        self.bytes(&[0x0f, 0xb7, 0xc1]);
+    }
+
+    /// `lea eax, [rax + rax]`. Clobbers `rax`, not the flags.
+    pub fn double_eax(&mut self) {
+        self.bytes(&[0x8d, 0x04, 0x00]);
+    }
+
+    /// `lea rcx, [rcx + rdx + 1]`: with `rdx = !key` this is `rcx - key`,
+    /// computed without touching the flags. Clobbers `rcx`.
+    pub fn rcx_minus_not_rdx(&mut self) {
+        self.bytes(&[0x48, 0x8d, 0x4c, 0x11, 0x01]);
+    }
+
+    /// `lea rcx, [rcx + 1]`. Clobbers `rcx`, not the flags.
+    pub fn inc_rcx_keep_flags(&mut self) {
+        self.bytes(&[0x48, 0x8d, 0x49, 0x01]);
+    }
+
+    /// `jrcxz rel8` with a placeholder; returns the offset of the rel8 byte.
+    pub fn jrcxz_placeholder(&mut self) -> usize {
+        self.bytes(&[0xe3, 0x00]);
+        self.offset() - 1
+    }
+
+    /// Resolves a rel8 placeholder to jump to the current offset.
+    pub fn bind_rel8(&mut self, rel8_at: usize) {
+        let rel = self.offset() as i64 - (rel8_at as i64 + 1);
+        assert!((-128..=127).contains(&rel), "rel8 out of range");
+        self.code[rel8_at] = rel as i8 as u8;
+    }
+
+    /// `pop reg`. Clobbers `reg`, not the flags.
+    pub fn pop(&mut self, reg: Gpr) {
+        if reg.0 >= 8 {
+            self.code.push(0x41);
+        }
+        self.code.push(0x58 + (reg.0 & 7));
+    }
+
+    /// `lea rsp, [rsp + disp32]`. Clobbers nothing but `rsp`, not the flags.
+    pub fn lea_rsp(&mut self, disp: i32) {
+        self.bytes(&[0x48, 0x8d, 0xa4, 0x24]);
+        self.u32(disp as u32);
+    }
+
+    /// `lea rax, [rip + rel32]` with a placeholder; returns the offset of rel32.
+    pub fn lea_rax_rip_placeholder(&mut self) -> usize {
+        self.bytes(&[0x48, 0x8d, 0x05]);
+        self.u32(0);
+        self.offset() - 4
+    }
+
+    /// `mov eax, imm32` (zero-extends into `rax`). Clobbers `rax`, not the flags.
+    pub fn mov_eax_imm(&mut self, imm: u32) {
+        self.code.push(0xb8);
+        self.u32(imm);
+    }
+
+    /// Pushes a 64-bit constant without a scratch register and without
+    /// touching the flags: `push imm32` (sign-extended) and, when the
+    /// sign extension is not the right upper half, `mov dword [rsp+4], hi`.
+    pub fn push_imm64(&mut self, value: u64) {
+        self.code.push(0x68);
+        self.u32(value as u32);
+        if (value as u32 as i32 as i64 as u64) != value {
+            self.bytes(&[0xc7, 0x44, 0x24, 0x04]);
+            self.u32((value >> 32) as u32);
+        }
+    }
+
+    /// Pads with NOPs until `(pc + within) % 4 == 0`, so that a 4-byte field
+    /// `within` bytes into the next instruction can be patched atomically.
+    pub fn align_field(&mut self, within: u64) {
+        let pad = (4 - (self.pc() + within) % 4) % 4;
+        match pad {
+            0 => {}
+            1 => self.bytes(&[0x90]),
+            2 => self.bytes(&[0x66, 0x90]),
+            _ => self.bytes(&[0x0f, 0x1f, 0x00]),
+        }
+    }
+
+    /// Patchable `jmp rel32` (field 4-byte aligned); returns the field offset.
+    pub fn jmp_rel32_placeholder(&mut self) -> usize {
+        self.align_field(1);
+        self.code.push(0xe9);
+        self.u32(0);
+        self.offset() - 4
+    }
+
+    /// Patchable `jcc rel32` for condition code `cc` (the low nibble of the
+    /// short-form opcode `0x70+cc`); returns the field offset.
+    pub fn jcc_rel32_placeholder(&mut self, cc: u8) -> usize {
+        self.align_field(2);
+        self.bytes(&[0x0f, 0x80 | (cc & 0xf)]);
+        self.u32(0);
+        self.offset() - 4
+    }
+
+    /// Sets the rel32 field at `field` to reach the code offset `target`.
+    pub fn bind_rel32(&mut self, field: usize, target: usize) {
+        let rel = target as i64 - (field as i64 + 4);
+        self.code[field..field + 4].copy_from_slice(&(rel as i32).to_le_bytes());
+    }
+}
+
+/// Value of a rel32 field at absolute address `field_addr` that makes the
+/// branch reach `target`, or `None` when the distance does not fit.
+pub fn rel32_for(field_addr: u64, target: u64) -> Option<i32> {
+    let rel = target.wrapping_sub(field_addr + 4) as i64;
+    i32::try_from(rel).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iced_x86::{Decoder, DecoderOptions, Formatter, IntelFormatter};
+
+    fn disasm(e: &Emitter) -> Vec<String> {
+        let mut d = Decoder::with_ip(64, &e.code, e.base, DecoderOptions::NONE);
+        let mut f = IntelFormatter::new();
+        let mut out = Vec::new();
+        while d.can_decode() {
+            let i = d.decode();
+            let mut s = String::new();
+            f.format(&i, &mut s);
+            out.push(s);
+        }
+        out
+    }
+
+    #[test]
+    fn inserted_encodings_disassemble_as_intended() {
+        let mut e = Emitter::new(0x1000);
+        e.store_gs(0x18, Gpr::RCX);
+        e.store_gs(0x20, Gpr(9));
+        e.load_gs(Gpr(15), 0x28);
+        e.load_gs_rax8(Gpr::RDX, 0x10000);
+        e.jmp_gs(0x40);
+        e.movzx_eax_cx();
+        e.double_eax();
+        e.rcx_minus_not_rdx();
+        e.pop(Gpr::RCX);
+        e.pop(Gpr(12));
+        e.lea_rsp(16);
+        e.mov_eax_imm(0);
+        e.push_imm64(0x7fff_1234_5678);
+        e.push_imm64(0x40_1000);
+        assert_eq!(
+            disasm(&e),
+            [
+                "mov gs:[18h],rcx",
+                "mov gs:[20h],r9",
+                "mov r15,gs:[28h]",
+                "mov rdx,gs:[rax*8+10000h]",
+                "jmp qword ptr gs:[40h]",
+                "movzx eax,cx",
+                "lea eax,[rax+rax]",
+                "lea rcx,[rcx+rdx+1]",
+                "pop rcx",
+                "pop r12",
+                "lea rsp,[rsp+10h]",
+                "mov eax,0",
+                "push 12345678h",
+                "mov dword ptr [rsp+4],7FFFh",
+                "push 401000h",
+            ]
+        );
+    }
+
+    #[test]
+    fn patchable_branch_fields_are_aligned() {
+        for start in 0..8u64 {
+            let mut e = Emitter::new(0x1000 + start);
+            let j = e.jmp_rel32_placeholder();
+            let c = e.jcc_rel32_placeholder(0x4);
+            assert_eq!((e.base + j as u64) % 4, 0);
+            assert_eq!((e.base + c as u64) % 4, 0);
+        }
+    }
+}

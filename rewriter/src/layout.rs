@@ -1,0 +1,52 @@
+//! The per-thread runtime context as translated code sees it: byte offsets
+//! from the `%gs` segment base.
+//!
+//! The runtime (`preload`) owns the context structure and fills this table
+//! from its field offsets; the translator only needs the numbers. Keeping the
+//! contract this small lets golden tests use a fixed, readable layout.
+
+/// `%gs`-relative offsets of everything translated code touches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ContextLayout {
+    /// Spill slot for guest `rax`.
+    pub spill_rax: u32,
+    /// Spill slot for guest `rcx`.
+    pub spill_rcx: u32,
+    /// Spill slot for guest `rdx`.
+    pub spill_rdx: u32,
+    /// Guest target of an indirect branch that missed the lookup table.
+    pub ibl_target: u32,
+    /// Cache address an indirect-branch hit jumps through.
+    pub ibl_jump: u32,
+    /// Holds the address of the runtime entry taken by exit stubs
+    /// (`rax` = exit record, guest `rax` in `spill_rax`).
+    pub enter_exit: u32,
+    /// Holds the address of the runtime entry taken on an indirect-branch
+    /// miss (guest `rax`, `rcx`, `rdx` in their spill slots, target in
+    /// `ibl_target`).
+    pub enter_ibl_miss: u32,
+    /// Start of the indirect-branch lookup table: 65536 entries of
+    /// `{!guest_pc, cache_pc}`, indexed by the low 16 bits of the guest pc.
+    pub ibl_table: u32,
+    /// Counter of indirect-branch hits, bumped only when
+    /// [`crate::TranslateOptions::count_ibl_hits`] is set.
+    pub ibl_hits: u32,
+}
+
+impl ContextLayout {
+    /// A small fixed layout for tests and golden files.
+    pub const EXAMPLE: ContextLayout = ContextLayout {
+        spill_rax: 0x08,
+        spill_rcx: 0x10,
+        spill_rdx: 0x18,
+        ibl_target: 0x20,
+        ibl_jump: 0x28,
+        enter_exit: 0x30,
+        enter_ibl_miss: 0x38,
+        ibl_table: 0x10000,
+        ibl_hits: 0x40,
+    };
+}
+
+/// Number of entries of the indirect-branch lookup table.
+pub const IBL_ENTRIES: usize = 1 << 16;

@@ -1,0 +1,448 @@
+//! Block translation: decode a run of guest instructions, rewrite the ones
+//! that cannot run as they are, and produce the cache code plus the metadata
+//! the runtime needs (exit records, the cache-to-guest map).
+//!
+//! Stages, one guest instruction at a time:
+//! 1. decode (`iced_x86::Decoder`), stopping after a control transfer, a
+//!    system call, `cpuid`, or [`MAX_BLOCK_INSNS`];
+//! 2. app-to-app rewrites: RIP-relative operands re-encoded at the cache
+//!    address, `call` pushing the guest return address, `ret` and indirect
+//!    branches through the lookup probe, `syscall`/`cpuid` exits;
+//! 3. instrumentation (none in `null` mode; the AD modes hook in here);
+//! 4. encode into an [`Emitter`] at the final cache address.
+//!
+//! Guest-visible state is exact at the start of each guest instruction's
+//! translation (recorded in [`Translation::insn_map`]), which is what lets a
+//! signal or a fault in cache code be explained in guest terms.
+
+use crate::emit::{rel32_for, Emitter, Gpr};
+use crate::layout::ContextLayout;
+use iced_x86::{
+    Code, ConditionCode, Decoder, DecoderOptions, Encoder, FlowControl, Instruction, MemoryOperand,
+    OpKind, Register,
+};
+
+/// A block never holds more guest instructions than this.
+pub const MAX_BLOCK_INSNS: usize = 128;
+
+/// How many guest bytes the translator asks for at once.
+const FETCH_WINDOW: usize = 16 * MAX_BLOCK_INSNS;
+
+/// What an exit stub asks the runtime to do. Stored in [`ExitRecord::kind`].
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExitKind {
+    /// Continue at `target`; the branch at `patch` may be linked to it.
+    Branch = 0,
+    /// Run the guest `syscall` (registers in the context), then continue at `target`.
+    Syscall = 1,
+    /// Answer the guest `cpuid`, then continue at `target`.
+    Cpuid = 2,
+    /// The instruction at `target` cannot be translated: stop with a diagnostic.
+    Unsupported = 3,
+}
+
+impl ExitKind {
+    /// Decodes a stored kind.
+    pub fn from_u32(v: u32) -> Option<ExitKind> {
+        Some(match v {
+            0 => ExitKind::Branch,
+            1 => ExitKind::Syscall,
+            2 => ExitKind::Cpuid,
+            3 => ExitKind::Unsupported,
+            _ => return None,
+        })
+    }
+}
+
+/// The data placed in the cache right after each exit stub; the stub passes
+/// its address to the runtime in `rax`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct ExitRecord {
+    /// Guest address to continue at (or of the offending instruction).
+    pub target: u64,
+    /// An [`ExitKind`].
+    pub kind: u32,
+    /// Offset from this record to the rel32 field of the branch that can be
+    /// linked to `target`'s translation, or 0 when the exit is not linkable.
+    pub patch: i32,
+}
+
+/// Size of the stub code in front of each [`ExitRecord`].
+pub const EXIT_STUB_LEN: usize = 24;
+
+/// One guest instruction's place in the translation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InsnMapEntry {
+    /// Offset in the translation where this guest instruction's code starts;
+    /// all guest registers hold their guest values there.
+    pub cache_off: u32,
+    /// Guest address of the instruction.
+    pub guest_pc: u64,
+    /// The translation of this instruction spills guest `rcx` to its slot
+    /// before changing it (indirect branches, `ret`): a fault inside must
+    /// restore it from there.
+    pub spills_rcx: bool,
+}
+
+/// A translated block, ready to be copied to the cache address it was made for.
+#[derive(Debug)]
+pub struct Translation {
+    /// Machine code; it runs only at the cache address given to the translator.
+    pub code: Vec<u8>,
+    /// One entry per guest instruction, in order, plus a final entry for the
+    /// block's fall-through exit (`guest_pc` = first address after the block).
+    pub insn_map: Vec<InsnMapEntry>,
+    /// Offsets of the exit records in `code`.
+    pub exits: Vec<usize>,
+    /// Guest bytes covered: `[guest_pc, guest_pc + guest_len)`.
+    pub guest_len: u64,
+    /// Number of guest instructions translated.
+    pub guest_insns: usize,
+}
+
+/// Why a block could not be translated.
+#[derive(Debug, PartialEq, Eq)]
+pub enum TranslateError {
+    /// No guest byte could be read at the start address.
+    Unreadable(u64),
+    /// A RIP-relative operand at this guest address is out of reach from
+    /// the cache address; the runtime must place the block closer.
+    OutOfReach(u64),
+}
+
+/// Per-translation settings that do not come from the context layout.
+#[derive(Clone, Copy, Debug)]
+pub struct TranslateOptions {
+    /// End blocks after this many guest instructions (≤ [`MAX_BLOCK_INSNS`]).
+    pub max_insns: usize,
+    /// Count indirect-branch hits in the context (for statistics; costs
+    /// three instructions per hit).
+    pub count_ibl_hits: bool,
+}
+
+impl Default for TranslateOptions {
+    fn default() -> Self {
+        TranslateOptions { max_insns: MAX_BLOCK_INSNS, count_ibl_hits: false }
+    }
+}
+
+/// Translates the guest block starting at `guest_pc` for execution at
+/// `cache_pc`. `read(addr, buf)` copies guest code bytes and returns how many
+/// could be read (fewer at the end of a mapping).
+pub fn translate_block(
+    read: &mut dyn FnMut(u64, &mut [u8]) -> usize,
+    guest_pc: u64,
+    cache_pc: u64,
+    layout: &ContextLayout,
+    opts: &TranslateOptions,
+) -> Result<Translation, TranslateError> {
+    let mut window = vec![0u8; FETCH_WINDOW];
+    let avail = read(guest_pc, &mut window);
+    if avail == 0 {
+        return Err(TranslateError::Unreadable(guest_pc));
+    }
+    window.truncate(avail);
+
+    let mut t = Translator {
+        e: Emitter::new(cache_pc),
+        layout,
+        insn_map: Vec::new(),
+        exits: Vec::new(),
+        pending: Vec::new(),
+        encoder: Encoder::new(64),
+        count_ibl_hits: opts.count_ibl_hits,
+    };
+    let mut decoder = Decoder::with_ip(64, &window, guest_pc, DecoderOptions::NONE);
+    let mut insn = Instruction::default();
+    let mut count = 0;
+    let mut end_pc = guest_pc;
+    let mut ended = false;
+    while decoder.can_decode() && count < opts.max_insns.min(MAX_BLOCK_INSNS) {
+        decoder.decode_out(&mut insn);
+        if insn.is_invalid() {
+            // Undecodable bytes (or an instruction cut off by the end of
+            // the mapping): stop before them; if they start the block, run
+            // `ud2` in their place so the guest gets its SIGILL at that pc.
+            if count == 0 {
+                t.map(insn.ip(), false);
+                t.e.bytes(&[0x0f, 0x0b]);
+                end_pc = guest_pc + 1;
+                ended = true;
+                count = 1;
+            }
+            break;
+        }
+        count += 1;
+        end_pc = insn.next_ip();
+        match t.translate_insn(&insn, &window[(insn.ip() - guest_pc) as usize..][..insn.len()])? {
+            Flow::Continue => {}
+            Flow::EndFallingThrough => break,
+            Flow::Ended => {
+                ended = true;
+                break;
+            }
+        }
+    }
+    if !ended {
+        t.map(end_pc, false);
+        let field = t.e.jmp_rel32_placeholder();
+        t.pending.push((field, end_pc, ExitKind::Branch));
+    }
+    t.finish_exits();
+    Ok(Translation {
+        code: t.e.code,
+        insn_map: t.insn_map,
+        exits: t.exits,
+        guest_len: end_pc - guest_pc,
+        guest_insns: count,
+    })
+}
+
+/// What follows a translated guest instruction.
+enum Flow {
+    /// Keep decoding.
+    Continue,
+    /// End the block with a jump to the next guest instruction.
+    EndFallingThrough,
+    /// The instruction's translation already ends the block.
+    Ended,
+}
+
+struct Translator<'a> {
+    e: Emitter,
+    layout: &'a ContextLayout,
+    insn_map: Vec<InsnMapEntry>,
+    exits: Vec<usize>,
+    /// Branch fields waiting for their exit stub: (field offset, target, kind).
+    pending: Vec<(usize, u64, ExitKind)>,
+    encoder: Encoder,
+    count_ibl_hits: bool,
+}
+
+impl Translator<'_> {
+    fn map(&mut self, guest_pc: u64, spills_rcx: bool) {
+        self.insn_map.push(InsnMapEntry {
+            cache_off: self.e.offset() as u32,
+            guest_pc,
+            spills_rcx,
+        });
+    }
+
+    /// Emits the translation of one guest instruction; returns whether it
+    /// ends the block.
+    fn translate_insn(&mut self, insn: &Instruction, bytes: &[u8]) -> Result<Flow, TranslateError> {
+        let next = insn.next_ip();
+        match insn.code() {
+            Code::Syscall => {
+                self.map(insn.ip(), false);
+                self.exit_stub(next, ExitKind::Syscall, None);
+                return Ok(Flow::Ended);
+            }
+            Code::Cpuid => {
+                self.map(insn.ip(), false);
+                self.exit_stub(next, ExitKind::Cpuid, None);
+                return Ok(Flow::Ended);
+            }
+            Code::Xbegin_rel16 | Code::Xbegin_rel32 => {
+                // Transactions are never started: report an immediate abort
+                // (status 0: no retry hint) and continue at the fallback.
+                self.map(insn.ip(), false);
+                self.e.mov_eax_imm(0);
+                let field = self.e.jmp_rel32_placeholder();
+                self.pending.push((field, insn.near_branch_target(), ExitKind::Branch));
+                return Ok(Flow::Ended);
+            }
+            _ => {}
+        }
+        match insn.flow_control() {
+            FlowControl::Next | FlowControl::Exception | FlowControl::XbeginXabortXend => {
+                self.map(insn.ip(), false);
+                self.copy(insn, bytes)?;
+                // A trapping instruction (ud2, int3, hlt) ends the block, so
+                // the pc the kernel reports after it is a mapped boundary.
+                Ok(if insn.flow_control() == FlowControl::Exception {
+                    Flow::EndFallingThrough
+                } else {
+                    Flow::Continue
+                })
+            }
+            FlowControl::UnconditionalBranch if is_near_direct(insn) => {
+                self.map(insn.ip(), false);
+                let field = self.e.jmp_rel32_placeholder();
+                self.pending.push((field, insn.near_branch_target(), ExitKind::Branch));
+                Ok(Flow::Ended)
+            }
+            FlowControl::ConditionalBranch if insn.condition_code() != ConditionCode::None => {
+                self.map(insn.ip(), false);
+                let cc = insn.condition_code() as u8 - 1;
+                let taken = self.e.jcc_rel32_placeholder(cc);
+                self.pending.push((taken, insn.near_branch_target(), ExitKind::Branch));
+                self.map(next, false);
+                let fall = self.e.jmp_rel32_placeholder();
+                self.pending.push((fall, next, ExitKind::Branch));
+                Ok(Flow::Ended)
+            }
+            FlowControl::ConditionalBranch => {
+                // loop/loope/loopne/jrcxz/jecxz: rel8 only; branch over the
+                // fall-through jump to a taken jump.
+                self.map(insn.ip(), false);
+                self.e.bytes(bytes);
+                let rel8_at = self.e.offset() - 1;
+                self.map(next, false);
+                let fall = self.e.jmp_rel32_placeholder();
+                self.pending.push((fall, next, ExitKind::Branch));
+                self.e.bind_rel8(rel8_at);
+                let taken = self.e.jmp_rel32_placeholder();
+                self.pending.push((taken, insn.near_branch_target(), ExitKind::Branch));
+                Ok(Flow::Ended)
+            }
+            FlowControl::Call if is_near_direct(insn) => {
+                self.map(insn.ip(), false);
+                self.e.push_imm64(next);
+                let field = self.e.jmp_rel32_placeholder();
+                self.pending.push((field, insn.near_branch_target(), ExitKind::Branch));
+                Ok(Flow::Ended)
+            }
+            FlowControl::IndirectCall | FlowControl::IndirectBranch if is_near_indirect(insn) => {
+                self.map(insn.ip(), true);
+                self.e.store_gs(self.layout.spill_rcx, Gpr::RCX);
+                self.load_target_into_rcx(insn)?;
+                if insn.flow_control() == FlowControl::IndirectCall {
+                    self.e.push_imm64(next);
+                }
+                self.ibl_probe();
+                Ok(Flow::Ended)
+            }
+            FlowControl::Return if matches!(insn.code(), Code::Retnq | Code::Retnq_imm16) => {
+                self.map(insn.ip(), true);
+                self.e.store_gs(self.layout.spill_rcx, Gpr::RCX);
+                self.e.pop(Gpr::RCX);
+                if insn.code() == Code::Retnq_imm16 {
+                    self.e.lea_rsp(i32::from(insn.immediate16()));
+                }
+                self.ibl_probe();
+                Ok(Flow::Ended)
+            }
+            _ => {
+                // Far transfers, `int n`, `sysenter`, `iret`, 16/32-bit
+                // operand-size branches: never silently skipped.
+                self.map(insn.ip(), false);
+                self.exit_stub(insn.ip(), ExitKind::Unsupported, None);
+                Ok(Flow::Ended)
+            }
+        }
+    }
+
+    /// Copies a guest instruction, re-encoding it at the cache address when
+    /// it has a RIP-relative operand.
+    fn copy(&mut self, insn: &Instruction, bytes: &[u8]) -> Result<(), TranslateError> {
+        if insn.is_ip_rel_memory_operand() {
+            let len = self
+                .encoder
+                .encode(insn, self.e.pc())
+                .map_err(|_| TranslateError::OutOfReach(insn.ip()))?;
+            let buf = self.encoder.take_buffer();
+            debug_assert_eq!(buf.len(), len);
+            self.e.bytes(&buf);
+        } else {
+            self.e.bytes(bytes);
+        }
+        Ok(())
+    }
+
+    /// `mov rcx, <operand of the indirect call/jmp>`.
+    fn load_target_into_rcx(&mut self, insn: &Instruction) -> Result<(), TranslateError> {
+        let mov = if insn.op0_kind() == OpKind::Register {
+            Instruction::with2(Code::Mov_r64_rm64, Register::RCX, insn.op0_register())
+        } else {
+            let mem = MemoryOperand::new(
+                insn.memory_base(),
+                insn.memory_index(),
+                insn.memory_index_scale(),
+                insn.memory_displacement64() as i64,
+                insn.memory_displ_size(),
+                false,
+                insn.segment_prefix(),
+            );
+            Instruction::with2(Code::Mov_r64_rm64, Register::RCX, mem)
+        }
+        .expect("mov rcx, r/m64 is always encodable");
+        let len = self
+            .encoder
+            .encode(&mov, self.e.pc())
+            .map_err(|_| TranslateError::OutOfReach(insn.ip()))?;
+        let buf = self.encoder.take_buffer();
+        debug_assert_eq!(buf.len(), len);
+        self.e.bytes(&buf);
+        Ok(())
+    }
+
+    /// The inline indirect-branch lookup. On entry guest `rcx` is in its
+    /// spill slot and the guest target is in `rcx`. Touches no flags.
+    fn ibl_probe(&mut self) {
+        let l = *self.layout;
+        self.e.store_gs(l.spill_rax, Gpr::RAX);
+        self.e.store_gs(l.spill_rdx, Gpr::RDX);
+        self.e.store_gs(l.ibl_target, Gpr::RCX);
+        self.e.movzx_eax_cx();
+        self.e.double_eax();
+        self.e.load_gs_rax8(Gpr::RDX, l.ibl_table);
+        self.e.rcx_minus_not_rdx();
+        let hit = self.e.jrcxz_placeholder();
+        self.e.jmp_gs(l.enter_ibl_miss);
+        self.e.bind_rel8(hit);
+        if self.count_ibl_hits {
+            self.e.load_gs(Gpr::RCX, l.ibl_hits);
+            self.e.inc_rcx_keep_flags();
+            self.e.store_gs(l.ibl_hits, Gpr::RCX);
+        }
+        self.e.load_gs_rax8(Gpr::RAX, l.ibl_table + 8);
+        self.e.store_gs(l.ibl_jump, Gpr::RAX);
+        self.e.load_gs(Gpr::RAX, l.spill_rax);
+        self.e.load_gs(Gpr::RCX, l.spill_rcx);
+        self.e.load_gs(Gpr::RDX, l.spill_rdx);
+        self.e.jmp_gs(l.ibl_jump);
+    }
+
+    /// An exit stub followed by its record; `patch` is the offset of a
+    /// rel32 field that branches here.
+    fn exit_stub(&mut self, target: u64, kind: ExitKind, patch: Option<usize>) {
+        let stub = self.e.offset();
+        self.e.store_gs(self.layout.spill_rax, Gpr::RAX);
+        let rel = self.e.lea_rax_rip_placeholder();
+        self.e.jmp_gs(self.layout.enter_exit);
+        let record = self.e.offset();
+        debug_assert_eq!(record - stub, EXIT_STUB_LEN);
+        self.e.bind_rel32(rel, record);
+        if let Some(field) = patch {
+            self.e.bind_rel32(field, stub);
+        }
+        let patch_rel = patch.map_or(0, |f| f as i64 - record as i64) as i32;
+        self.e.bytes(&target.to_le_bytes());
+        self.e.bytes(&(kind as u32).to_le_bytes());
+        self.e.bytes(&patch_rel.to_le_bytes());
+        self.exits.push(record);
+    }
+
+    fn finish_exits(&mut self) {
+        for (field, target, kind) in std::mem::take(&mut self.pending) {
+            self.exit_stub(target, kind, Some(field));
+        }
+    }
+}
+
+fn is_near_direct(insn: &Instruction) -> bool {
+    matches!(insn.op0_kind(), OpKind::NearBranch64)
+}
+
+fn is_near_indirect(insn: &Instruction) -> bool {
+    matches!(insn.code(), Code::Call_rm64 | Code::Jmp_rm64)
+}
+
+/// The value a linked branch's rel32 field must hold to reach `target`, if
+/// it is in reach; exposed for the runtime's linker.
+pub fn link_field_value(field_addr: u64, target: u64) -> Option<i32> {
+    rel32_for(field_addr, target)
+}
