@@ -34,7 +34,11 @@ impl RuntimeAlloc {
     pub const fn new() -> Self {
         RuntimeAlloc {
             lock: AtomicBool::new(false),
-            lists: core::cell::UnsafeCell::new(Lists { free: [0; CLASSES], cursor: 0, end: 0 }),
+            lists: core::cell::UnsafeCell::new(Lists {
+                free: [0; CLASSES],
+                cursor: 0,
+                end: 0,
+            }),
         }
     }
 
@@ -46,7 +50,11 @@ impl RuntimeAlloc {
     }
 
     fn with_lists<R>(&self, f: impl FnOnce(&mut Lists) -> R) -> R {
-        while self.lock.compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed).is_err() {
+        while self
+            .lock
+            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
             core::hint::spin_loop();
         }
         // SAFETY: the lock is held, so this is the only reference.
@@ -57,7 +65,11 @@ impl RuntimeAlloc {
 
     /// Takes the lock so that a `fork` cannot copy it held; see `fork_unlock`.
     pub fn fork_lock(&self) {
-        while self.lock.compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed).is_err() {
+        while self
+            .lock
+            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
             core::hint::spin_loop();
         }
     }
@@ -93,7 +105,9 @@ unsafe impl GlobalAlloc for RuntimeAlloc {
             }
             let start = l.cursor.next_multiple_of(size);
             if start + size > l.end || l.end == 0 {
-                let Some(chunk) = sys::map_anon(CHUNK, libc::PROT_READ | libc::PROT_WRITE, 0, false) else {
+                let Some(chunk) =
+                    sys::map_anon(CHUNK, libc::PROT_READ | libc::PROT_WRITE, 0, false)
+                else {
                     return core::ptr::null_mut();
                 };
                 l.cursor = chunk as usize + size;

@@ -8,7 +8,7 @@
 //!
 //! Two ways in: [`CACHE`] (a mutex, for the dispatcher) and [`find_block`]
 //! (lock-free, for the signal handler), which reads the append-only
-//! [`CHUNKS`] table and per-chunk block indices.
+//! `CHUNKS` table and per-chunk block indices.
 
 use crate::context::ThreadCtx;
 use crate::stats::STATS;
@@ -16,7 +16,7 @@ use crate::sys;
 use parking_lot::Mutex;
 use rewriter::translate::{ExitRecord, InsnMapEntry, TranslateError, EXIT_STUB_LEN};
 use rewriter::TranslateOptions;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 const CHUNK_BYTES: u64 = 64 << 20;
@@ -50,15 +50,20 @@ struct ChunkDesc {
 }
 
 /// Chunks, readable without a lock (published with release ordering).
-static CHUNKS: [ChunkDesc; MAX_CHUNKS] =
-    [const { ChunkDesc { base: AtomicU64::new(0), count: AtomicUsize::new(0), index: AtomicU64::new(0) } };
-        MAX_CHUNKS];
+static CHUNKS: [ChunkDesc; MAX_CHUNKS] = [const {
+    ChunkDesc {
+        base: AtomicU64::new(0),
+        count: AtomicUsize::new(0),
+        index: AtomicU64::new(0),
+    }
+}; MAX_CHUNKS];
 static CHUNK_COUNT: AtomicUsize = AtomicUsize::new(0);
 
 /// The lock-protected part of the cache.
 pub struct CodeCache {
-    /// Guest start address → block.
-    blocks: HashMap<u64, &'static Block>,
+    /// Guest start address → block (ordered, so that invalidation can find
+    /// the blocks overlapping a range without visiting all of them).
+    blocks: BTreeMap<u64, &'static Block>,
     /// Per chunk: next free byte.
     cursors: Vec<u64>,
     /// Patched branch fields pointing at each block: (field, stub) pairs.
@@ -73,7 +78,7 @@ pub static CACHE: Mutex<Option<CodeCache>> = Mutex::new(None);
 /// Creates the cache. Called once by `init`.
 pub fn init(opts: TranslateOptions) {
     *CACHE.lock() = Some(CodeCache {
-        blocks: HashMap::new(),
+        blocks: BTreeMap::new(),
         cursors: Vec::new(),
         incoming: HashMap::new(),
         opts,
@@ -89,8 +94,14 @@ pub fn read_guest(addr: u64, buf: &mut [u8]) -> usize {
         let a = addr + done as u64;
         let page_left = (4096 - (a & 4095)) as usize;
         let n = page_left.min(buf.len() - done);
-        let local = libc::iovec { iov_base: buf[done..].as_mut_ptr().cast(), iov_len: n };
-        let remote = libc::iovec { iov_base: a as *mut libc::c_void, iov_len: n };
+        let local = libc::iovec {
+            iov_base: buf[done..].as_mut_ptr().cast(),
+            iov_len: n,
+        };
+        let remote = libc::iovec {
+            iov_base: a as *mut libc::c_void,
+            iov_len: n,
+        };
         // SAFETY: process_vm_readv copies into our own buffer and reports
         // unreadable guest memory as an error instead of faulting.
         let r = unsafe {
@@ -129,7 +140,13 @@ impl CodeCache {
                 crate::diag::fatal_at(guest_pc, "no code-cache memory within reach of this code");
             };
             let cache_pc = self.cursors[ci].next_multiple_of(16);
-            let t = rewriter::translate_block(&mut read_guest, guest_pc, cache_pc, &layout, &self.opts)?;
+            let t = rewriter::translate_block(
+                &mut read_guest,
+                guest_pc,
+                cache_pc,
+                &layout,
+                &self.opts,
+            )?;
             let base = CHUNKS[ci].base.load(Ordering::Relaxed);
             if cache_pc + t.code.len() as u64 <= base + CHUNK_BYTES {
                 break (ci, cache_pc, t);
@@ -142,7 +159,9 @@ impl CodeCache {
         let (ci, cache_pc, t) = t;
         // SAFETY: [cache_pc, +len) is free cache memory in chunk `ci`, RWX,
         // owned by the cache lock we hold.
-        unsafe { core::ptr::copy_nonoverlapping(t.code.as_ptr(), cache_pc as *mut u8, t.code.len()) };
+        unsafe {
+            core::ptr::copy_nonoverlapping(t.code.as_ptr(), cache_pc as *mut u8, t.code.len())
+        };
         self.cursors[ci] = cache_pc + t.code.len() as u64;
         let block: &'static Block = Box::leak(Box::new(Block {
             guest_start: guest_pc,
@@ -155,13 +174,21 @@ impl CodeCache {
         let n = desc.count.load(Ordering::Relaxed);
         if n < CHUNK_BLOCK_SLOTS {
             // SAFETY: the index has CHUNK_BLOCK_SLOTS slots; slot n is unused.
-            unsafe { *(desc.index.load(Ordering::Relaxed) as *mut u64).add(n) = block as *const Block as u64 };
+            unsafe {
+                *(desc.index.load(Ordering::Relaxed) as *mut u64).add(n) =
+                    block as *const Block as u64
+            };
             desc.count.store(n + 1, Ordering::Release);
         }
         self.blocks.insert(guest_pc, block);
+
         STATS.blocks.fetch_add(1, Ordering::Relaxed);
-        STATS.guest_insns.fetch_add(t.guest_insns as u64, Ordering::Relaxed);
-        STATS.cache_bytes.fetch_add(t.code.len() as u64, Ordering::Relaxed);
+        STATS
+            .guest_insns
+            .fetch_add(t.guest_insns as u64, Ordering::Relaxed);
+        STATS
+            .cache_bytes
+            .fetch_add(t.code.len() as u64, Ordering::Relaxed);
         Ok(block)
     }
 
@@ -175,28 +202,39 @@ impl CodeCache {
         // the cache; an aligned 4-byte store is atomic for threads executing
         // the branch, which see either the stub or the block.
         unsafe { (*(field as *const core::sync::atomic::AtomicI32)).store(rel, Ordering::Release) };
-        self.incoming.entry(block.guest_start).or_default().push((field, record - EXIT_STUB_LEN as u64));
+        self.incoming
+            .entry(block.guest_start)
+            .or_default()
+            .push((field, record - EXIT_STUB_LEN as u64));
         STATS.links.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Forgets every block overlapping `[start, end)` and unlinks branches
     /// into them. Returns whether anything was dropped.
     pub fn invalidate(&mut self, start: u64, end: u64) -> bool {
+        // A block covers at most MAX_BLOCK_INSNS instructions of ≤ 15 bytes.
+        let reach = (rewriter::translate::MAX_BLOCK_INSNS * 15) as u64;
         let doomed: Vec<u64> = self
             .blocks
-            .values()
+            .range(start.saturating_sub(reach)..end)
+            .map(|(_, b)| b)
             .filter(|b| b.guest_start < end && b.guest_end > start)
             .map(|b| b.guest_start)
             .collect();
         for g in &doomed {
             self.blocks.remove(g);
             for (field, stub) in self.incoming.remove(g).unwrap_or_default() {
-                let rel = rewriter::translate::link_field_value(field, stub).expect("stub is near its branch");
+                let rel = rewriter::translate::link_field_value(field, stub)
+                    .expect("stub is near its branch");
                 // SAFETY: as in `link`.
-                unsafe { (*(field as *const core::sync::atomic::AtomicI32)).store(rel, Ordering::Release) };
+                unsafe {
+                    (*(field as *const core::sync::atomic::AtomicI32)).store(rel, Ordering::Release)
+                };
             }
         }
-        STATS.invalidated.fetch_add(doomed.len() as u64, Ordering::Relaxed);
+        STATS
+            .invalidated
+            .fetch_add(doomed.len() as u64, Ordering::Relaxed);
         !doomed.is_empty()
     }
 
@@ -204,7 +242,8 @@ impl CodeCache {
         let n = CHUNK_COUNT.load(Ordering::Relaxed);
         for ci in (0..n).rev() {
             let base = CHUNKS[ci].base.load(Ordering::Relaxed);
-            let within = guest_pc.abs_diff(base) < REACH && guest_pc.abs_diff(base + CHUNK_BYTES) < REACH;
+            let within =
+                guest_pc.abs_diff(base) < REACH && guest_pc.abs_diff(base + CHUNK_BYTES) < REACH;
             if within && self.cursors[ci] + need + 8192 < base + CHUNK_BYTES {
                 return Some(ci);
             }
@@ -221,7 +260,10 @@ impl CodeCache {
         let around = guest_pc & !(CHUNK_BYTES - 1);
         let mut base = None;
         for k in 1..16u64 {
-            for cand in [around.wrapping_sub(k * CHUNK_BYTES), around.wrapping_add(k * CHUNK_BYTES)] {
+            for cand in [
+                around.wrapping_sub(k * CHUNK_BYTES),
+                around.wrapping_add(k * CHUNK_BYTES),
+            ] {
                 if cand > 0x10000 && cand < (1 << 47) - CHUNK_BYTES {
                     base = sys::map_anon(CHUNK_BYTES as usize, rwx, cand, true);
                     if base.is_some() {
@@ -234,7 +276,12 @@ impl CodeCache {
             }
         }
         let base = base?;
-        let index = sys::map_anon(CHUNK_BLOCK_SLOTS * 8, libc::PROT_READ | libc::PROT_WRITE, 0, false)?;
+        let index = sys::map_anon(
+            CHUNK_BLOCK_SLOTS * 8,
+            libc::PROT_READ | libc::PROT_WRITE,
+            0,
+            false,
+        )?;
         CHUNKS[n].index.store(index, Ordering::Relaxed);
         CHUNKS[n].base.store(base, Ordering::Relaxed);
         self.cursors.push(base);
@@ -269,7 +316,11 @@ pub fn find_block(pc: u64) -> Option<&'static Block> {
     // SAFETY: the first `n` slots were published with release ordering and
     // point at leaked, immutable blocks.
     let slots = unsafe { core::slice::from_raw_parts(index, n) };
-    let i = slots.partition_point(|&b| unsafe { (*(b as *const Block)).cache_start } <= pc);
+    let start_of = |b: u64| {
+        // SAFETY: as above.
+        unsafe { (*(b as *const Block)).cache_start }
+    };
+    let i = slots.partition_point(|&b| start_of(b) <= pc);
     if i == 0 {
         return None;
     }

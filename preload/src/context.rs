@@ -207,7 +207,9 @@ impl ThreadCtx {
 pub unsafe fn current() -> &'static mut ThreadCtx {
     let addr: u64;
     // SAFETY: gs:[0] is `self_addr` of the installed context.
-    unsafe { core::arch::asm!("mov {}, gs:[0]", out(reg) addr, options(nostack, readonly, preserves_flags)) };
+    unsafe {
+        core::arch::asm!("mov {}, gs:[0]", out(reg) addr, options(nostack, readonly, preserves_flags))
+    };
     // SAFETY: installed contexts are never unmapped.
     unsafe { &mut *(addr as *mut ThreadCtx) }
 }

@@ -9,7 +9,14 @@ use core::fmt::Write as _;
 pub fn module_of(addr: u64, out: &mut sys::StackBuf<256>) -> Option<u64> {
     let path = b"/proc/self/maps\0";
     // SAFETY: path is NUL-terminated.
-    let fd = unsafe { sys::syscall3(libc::SYS_open, path.as_ptr() as u64, libc::O_RDONLY as u64, 0) };
+    let fd = unsafe {
+        sys::syscall3(
+            libc::SYS_open,
+            path.as_ptr() as u64,
+            libc::O_RDONLY as u64,
+            0,
+        )
+    };
     if fd < 0 {
         return None;
     }
@@ -19,7 +26,14 @@ pub fn module_of(addr: u64, out: &mut sys::StackBuf<256>) -> Option<u64> {
     let mut found = None;
     'read: loop {
         // SAFETY: reading into a stack buffer we own.
-        let n = unsafe { sys::syscall3(libc::SYS_read, fd as u64, buf.as_mut_ptr() as u64, buf.len() as u64) };
+        let n = unsafe {
+            sys::syscall3(
+                libc::SYS_read,
+                fd as u64,
+                buf.as_mut_ptr() as u64,
+                buf.len() as u64,
+            )
+        };
         if n <= 0 {
             break;
         }

@@ -17,7 +17,8 @@ pub extern "C" fn dgad_dispatch(ctx: &mut ThreadCtx) {
             match ExitKind::from_u32(rec.kind) {
                 Some(ExitKind::Branch) => {
                     if rec.patch != 0 {
-                        link_from = Some((rec_addr.wrapping_add(rec.patch as i64 as u64), rec_addr));
+                        link_from =
+                            Some((rec_addr.wrapping_add(rec.patch as i64 as u64), rec_addr));
                     }
                     rec.target
                 }
@@ -30,7 +31,9 @@ pub extern "C" fn dgad_dispatch(ctx: &mut ThreadCtx) {
                     emulate_cpuid(ctx);
                     rec.target
                 }
-                Some(ExitKind::Unsupported) => crate::diag::fatal_at(rec.target, "unsupported instruction"),
+                Some(ExitKind::Unsupported) => {
+                    crate::diag::fatal_at(rec.target, "unsupported instruction")
+                }
                 None => crate::diag::fatal_at(rec.target, "corrupt exit record"),
             }
         }
@@ -86,12 +89,20 @@ fn enter_guest_at(ctx: &mut ThreadCtx, link_from: Option<(u64, u64)>) {
 fn emulate_cpuid(ctx: &mut ThreadCtx) {
     let leaf = ctx.regs.gpr[reg::RAX] as u32;
     let sub = ctx.regs.gpr[reg::RCX] as u32;
-    // SAFETY: cpuid is available on every x86-64 CPU.
-    let mut r = unsafe { core::arch::x86_64::__cpuid_count(leaf, sub) };
+    let mut r = core::arch::x86_64::__cpuid_count(leaf, sub);
     if crate::init::config().cpuid == crate::init::CpuidPolicy::Avx2 && leaf == 7 && sub == 0 {
         // EBX: HLE(4), RTM(11), AVX512F(16), DQ(17), IFMA(21), PF(26),
         // ER(27), CD(28), BW(30), VL(31).
-        r.ebx &= !((1 << 4) | (1 << 11) | (1 << 16) | (1 << 17) | (1 << 21) | (1 << 26) | (1 << 27) | (1 << 28) | (1 << 30) | (1 << 31));
+        r.ebx &= !((1 << 4)
+            | (1 << 11)
+            | (1 << 16)
+            | (1 << 17)
+            | (1 << 21)
+            | (1 << 26)
+            | (1 << 27)
+            | (1 << 28)
+            | (1 << 30)
+            | (1 << 31));
         // ECX: VBMI(1), VBMI2(6), GFNI-EVEX is fine, VNNI(11), BITALG(12), VPOPCNTDQ(14).
         r.ecx &= !((1 << 1) | (1 << 6) | (1 << 11) | (1 << 12) | (1 << 14));
         // EDX: 4VNNIW(2), 4FMAPS(3), VP2INTERSECT(8), AVX512_FP16(23), RTM_ALWAYS_ABORT(11) kept.

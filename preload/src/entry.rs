@@ -171,20 +171,20 @@ static TAKEOVER: unsafe extern "C" fn() = dgad_takeover;
 
 /// Address of the exit-stub entry.
 pub fn enter_exit_addr() -> u64 {
-    dgad_enter_exit as usize as u64
+    dgad_enter_exit as *const () as u64
 }
 
 /// Address of the lookup-miss entry.
 pub fn enter_ibl_miss_addr() -> u64 {
-    dgad_enter_ibl_miss as usize as u64
+    dgad_enter_ibl_miss as *const () as u64
 }
 
 /// Address a signal handler redirects an interrupted thread to.
 pub fn signal_entry_addr() -> u64 {
-    dgad_signal_entry as usize as u64
+    dgad_signal_entry as *const () as u64
 }
 
 /// Address of the code that leaves the runtime.
 pub fn resume_addr() -> u64 {
-    dgad_resume as usize as u64
+    dgad_resume as *const () as u64
 }

@@ -27,7 +27,9 @@ pub fn with_preload(envp: u64) -> Option<ExecEnv> {
             while !(*p).is_null() {
                 let s = core::ffi::CStr::from_ptr(*p).to_bytes();
                 if let Some(v) = s.strip_prefix(b"LD_PRELOAD=") {
-                    if v.split(|&c| c == b':' || c == b' ').any(|e| e == ours.as_slice()) {
+                    if v.split(|&c| c == b':' || c == b' ')
+                        .any(|e| e == ours.as_slice())
+                    {
                         return None;
                     }
                     preload_at = Some(entries.len());
@@ -52,5 +54,8 @@ pub fn with_preload(envp: u64) -> Option<ExecEnv> {
         None => entries.push(strings[0].as_ptr().cast()),
     }
     entries.push(core::ptr::null());
-    Some(ExecEnv { _strings: strings, ptrs: entries })
+    Some(ExecEnv {
+        _strings: strings,
+        ptrs: entries,
+    })
 }

@@ -54,7 +54,10 @@ pub fn pid() -> i32 {
 /// Re-reads the process id (in a child after `fork`).
 pub fn refresh_pid() {
     // SAFETY: getpid cannot fail.
-    PID.store(unsafe { crate::sys::syscall3(libc::SYS_getpid, 0, 0, 0) } as i32, Ordering::Relaxed);
+    PID.store(
+        unsafe { crate::sys::syscall3(libc::SYS_getpid, 0, 0, 0) } as i32,
+        Ordering::Relaxed,
+    );
 }
 
 fn env_lookup(envp: *const *const libc::c_char, name: &[u8]) -> Option<&'static [u8]> {
@@ -95,7 +98,10 @@ fn read_config(envp: *const *const libc::c_char) -> Config {
     let cpuid = match get("DGAD_CPUID") {
         None | Some(b"avx2") => CpuidPolicy::Avx2,
         Some(b"native") => CpuidPolicy::Native,
-        Some(v) => fail(&format!("DGAD_CPUID={} is not one of avx2, native", String::from_utf8_lossy(v))),
+        Some(v) => fail(&format!(
+            "DGAD_CPUID={} is not one of avx2, native",
+            String::from_utf8_lossy(v)
+        )),
     };
     let log_fd = match get("DGAD_LOG") {
         None => -1,
@@ -104,29 +110,53 @@ fn read_config(envp: *const *const libc::c_char) -> Config {
             p.push(0);
             let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_APPEND | libc::O_CLOEXEC;
             // SAFETY: p is NUL-terminated.
-            let fd = unsafe { crate::sys::syscall3(libc::SYS_open, p.as_ptr() as u64, flags as u64, 0o644) };
+            let fd = unsafe {
+                crate::sys::syscall3(libc::SYS_open, p.as_ptr() as u64, flags as u64, 0o644)
+            };
             if fd < 0 {
-                fail(&format!("cannot open DGAD_LOG={}: errno {}", String::from_utf8_lossy(path), -fd));
+                fail(&format!(
+                    "cannot open DGAD_LOG={}: errno {}",
+                    String::from_utf8_lossy(path),
+                    -fd
+                ));
             }
             fd as i32
         }
     };
-    let preload = get("LD_PRELOAD")
-        .and_then(|v| v.split(|&c| c == b':' || c == b' ').find(|e| e.ends_with(b"libdgad.so")).map(<[u8]>::to_vec));
-    Config { mode, stats: matches!(get("DGAD_STATS"), Some(v) if v != b"0"), log_fd, cpuid, preload }
+    let preload = get("LD_PRELOAD").and_then(|v| {
+        v.split(|&c| c == b':' || c == b' ')
+            .find(|e| e.ends_with(b"libdgad.so"))
+            .map(<[u8]>::to_vec)
+    });
+    Config {
+        mode,
+        stats: matches!(get("DGAD_STATS"), Some(v) if v != b"0"),
+        log_fd,
+        cpuid,
+        preload,
+    }
 }
 
 /// Called by `dgad_takeover` from the loader's initialiser loop. Returns 1
 /// when the calling thread should continue under the runtime, 0 to run
 /// natively (`DGAD_DISABLE=1`).
-pub extern "C" fn dgad_init(_argc: i32, _argv: *const *const libc::c_char, envp: *const *const libc::c_char) -> u32 {
+pub extern "C" fn dgad_init(
+    _argc: i32,
+    _argv: *const *const libc::c_char,
+    envp: *const *const libc::c_char,
+) -> u32 {
     if matches!(env_lookup(envp, b"DGAD_DISABLE"), Some(v) if v != b"0") {
         return 0;
     }
     refresh_pid();
     let cfg = CONFIG.get_or_init(|| read_config(envp));
-    crate::cache::init(rewriter::TranslateOptions { count_ibl_hits: cfg.stats, ..Default::default() });
-    let Some(ctx) = ThreadCtx::allocate() else { fail("cannot map the main thread's context") };
+    crate::cache::init(rewriter::TranslateOptions {
+        count_ibl_hits: cfg.stats,
+        ..Default::default()
+    });
+    let Some(ctx) = ThreadCtx::allocate() else {
+        fail("cannot map the main thread's context")
+    };
     ctx.tid = crate::sys::gettid();
     if !ctx.install() {
         fail("arch_prctl(ARCH_SET_GS) failed: cannot give the runtime a segment base");

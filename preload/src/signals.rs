@@ -1,7 +1,7 @@
 //! Signals: the guest's handlers run translated, never natively.
 //!
 //! For every signal the guest handles, the kernel gets the runtime's
-//! [`host_handler`] instead (same mask, no `SA_RESTART`). The host handler
+//! `host_handler` instead (same mask, no `SA_RESTART`). The host handler
 //! runs in signal context (no allocation, no locks) and decides:
 //! - interrupted at a guest-instruction boundary in cache code (always the
 //!   case for a fault raised by a guest instruction): the thread is sent to
@@ -85,7 +85,11 @@ fn set_guest_action(sig: i32, act: &KernelSigaction) {
     a.handler.store(act.handler, Ordering::Release);
 }
 
-fn kernel_sigaction(sig: i32, new: Option<&KernelSigaction>, old: Option<&mut KernelSigaction>) -> i64 {
+fn kernel_sigaction(
+    sig: i32,
+    new: Option<&KernelSigaction>,
+    old: Option<&mut KernelSigaction>,
+) -> i64 {
     let newp = new.map_or(0, |n| n as *const _ as u64);
     let oldp = old.map_or(0, |o| o as *mut _ as u64);
     // SAFETY: both pointers are null or point at KernelSigaction values.
@@ -93,12 +97,15 @@ fn kernel_sigaction(sig: i32, new: Option<&KernelSigaction>, old: Option<&mut Ke
 }
 
 fn install_host(sig: i32, guest: &KernelSigaction) -> i64 {
-    let keep = (libc::SA_ONSTACK | libc::SA_NODEFER | libc::SA_RESETHAND | libc::SA_NOCLDSTOP | libc::SA_NOCLDWAIT)
-        as u64;
+    let keep = (libc::SA_ONSTACK
+        | libc::SA_NODEFER
+        | libc::SA_RESETHAND
+        | libc::SA_NOCLDSTOP
+        | libc::SA_NOCLDWAIT) as u64;
     let host = KernelSigaction {
-        handler: host_handler as usize as u64,
+        handler: host_handler as *const () as u64,
         flags: (guest.flags & keep) | libc::SA_SIGINFO as u64 | SA_RESTORER,
-        restorer: dgad_host_restorer as usize as u64,
+        restorer: dgad_host_restorer as *const () as u64,
         mask: guest.mask,
     };
     kernel_sigaction(sig, Some(&host), None)
@@ -123,7 +130,17 @@ pub fn sigaction(sig: i32, act: u64, oldact: u64, setsize: u64) -> i64 {
     }
     if sig == libc::SIGKILL || sig == libc::SIGSTOP {
         // SAFETY: forwarded as the guest asked; the kernel validates it.
-        return unsafe { sys::syscall6(libc::SYS_rt_sigaction, sig as u64, act, oldact, setsize, 0, 0) };
+        return unsafe {
+            sys::syscall6(
+                libc::SYS_rt_sigaction,
+                sig as u64,
+                act,
+                oldact,
+                setsize,
+                0,
+                0,
+            )
+        };
     }
     let _g = ACTION_LOCK.lock();
     let old = guest_action(sig);
@@ -163,7 +180,13 @@ fn queue(ctx: &mut ThreadCtx, sig: i32, info: &libc::siginfo_t, uc: Option<&libc
     if n >= PENDING_MAX {
         return;
     }
-    let mut p = PendingSignal { signo: sig, info: *info, err: 0, trapno: 0, cr2: 0 };
+    let mut p = PendingSignal {
+        signo: sig,
+        info: *info,
+        err: 0,
+        trapno: 0,
+        cr2: 0,
+    };
     if let Some(uc) = uc {
         p.err = uc.uc_mcontext.gregs[libc::REG_ERR as usize] as u64;
         p.trapno = uc.uc_mcontext.gregs[libc::REG_TRAPNO as usize] as u64;
@@ -184,11 +207,18 @@ fn locate(pc: u64) -> Option<(u64, bool, bool)> {
         return None;
     }
     let e = b.insn_map[i - 1];
-    Some((e.guest_pc, e.cache_off == off, e.spills_rcx && e.cache_off != off))
+    Some((
+        e.guest_pc,
+        e.boundary && e.cache_off == off,
+        e.spills_rcx && !(e.boundary && e.cache_off == off),
+    ))
 }
 
 fn is_fault(sig: i32, info: &libc::siginfo_t) -> bool {
-    matches!(sig, libc::SIGSEGV | libc::SIGBUS | libc::SIGFPE | libc::SIGILL | libc::SIGTRAP) && info.si_code > 0
+    matches!(
+        sig,
+        libc::SIGSEGV | libc::SIGBUS | libc::SIGFPE | libc::SIGILL | libc::SIGTRAP
+    ) && info.si_code > 0
 }
 
 /// Sends the interrupted thread to `dgad_signal_entry` with guest state.
@@ -211,7 +241,13 @@ fn redirect(ctx: &mut ThreadCtx, uc: &mut libc::ucontext_t, guest_pc: u64, resto
 extern "C" fn host_handler(sig: i32, info: *mut libc::siginfo_t, ucv: *mut libc::c_void) {
     // SAFETY: the kernel passes valid siginfo and ucontext pointers; every
     // thread running guest code has a context installed in %gs.
-    let (info, uc, ctx) = unsafe { (&*info, &mut *(ucv as *mut libc::ucontext_t), crate::context::current()) };
+    let (info, uc, ctx) = unsafe {
+        (
+            &*info,
+            &mut *(ucv as *mut libc::ucontext_t),
+            crate::context::current(),
+        )
+    };
     let pc = uc.uc_mcontext.gregs[libc::REG_RIP as usize] as u64;
     let stepping_trap = sig == libc::SIGTRAP && ctx.stepping != 0 && info.si_code == 2; // TRAP_TRACE
     if stepping_trap {
@@ -243,10 +279,15 @@ extern "C" fn host_handler(sig: i32, info: *mut libc::siginfo_t, ucv: *mut libc:
             uc.uc_mcontext.gregs[libc::REG_EFL as usize] |= TF as i64;
         }
         None if fault && !cache::in_cache(pc) => {
-            crate::dgad_eprintln!("internal error: signal {} in the runtime at 0x{:x} (address 0x{:x})", sig, pc, unsafe {
-                // SAFETY: si_addr is valid to read for fault signals.
-                info.si_addr()
-            } as u64);
+            crate::dgad_eprintln!(
+                "internal error: signal {} in the runtime at 0x{:x} (address 0x{:x})",
+                sig,
+                pc,
+                unsafe {
+                    // SAFETY: si_addr is valid to read for fault signals.
+                    info.si_addr()
+                } as u64
+            );
             sys::exit_group(125);
         }
         None => queue(ctx, sig, info, None),
@@ -257,7 +298,17 @@ fn set_mask(how: i32, set: Option<u64>) -> u64 {
     let mut old = 0u64;
     let newp = set.as_ref().map_or(0, |s| s as *const u64 as u64);
     // SAFETY: 8-byte masks in locals.
-    unsafe { sys::syscall6(libc::SYS_rt_sigprocmask, how as u64, newp, &mut old as *mut u64 as u64, 8, 0, 0) };
+    unsafe {
+        sys::syscall6(
+            libc::SYS_rt_sigprocmask,
+            how as u64,
+            newp,
+            &mut old as *mut u64 as u64,
+            8,
+            0,
+            0,
+        )
+    };
     old
 }
 
@@ -268,12 +319,22 @@ fn die_of(sig: i32) -> ! {
     kernel_sigaction(sig, Some(&dfl), None);
     set_mask(libc::SIG_UNBLOCK, Some(1u64 << (sig - 1)));
     // SAFETY: sending a signal to ourselves.
-    unsafe { sys::syscall3(libc::SYS_tgkill, crate::init::pid() as u64, sys::gettid() as u64, sig as u64) };
+    unsafe {
+        sys::syscall3(
+            libc::SYS_tgkill,
+            crate::init::pid() as u64,
+            sys::gettid() as u64,
+            sig as u64,
+        )
+    };
     sys::exit_group(128 + sig)
 }
 
 fn default_ignores(sig: i32) -> bool {
-    matches!(sig, libc::SIGCHLD | libc::SIGURG | libc::SIGWINCH | libc::SIGCONT)
+    matches!(
+        sig,
+        libc::SIGCHLD | libc::SIGURG | libc::SIGWINCH | libc::SIGCONT
+    )
 }
 
 /// Queues a fault the runtime itself detected for the guest (e.g. a jump to
@@ -283,7 +344,7 @@ pub fn raise_fault(ctx: &mut ThreadCtx, sig: i32, addr: u64) {
     let mut info: libc::siginfo_t = unsafe { core::mem::zeroed() };
     info.si_signo = sig;
     info.si_code = 1; // SEGV_MAPERR
-    // SAFETY: siginfo_t for SIGSEGV stores si_addr right after the header.
+                      // SAFETY: siginfo_t for SIGSEGV stores si_addr right after the header.
     unsafe { *((&mut info as *mut libc::siginfo_t as *mut u8).add(16) as *mut u64) = addr };
     ctx.regs.rip = addr;
     queue(ctx, sig, &info, None);
@@ -314,13 +375,32 @@ pub fn note_interrupted_syscall(ctx: &mut ThreadCtx, nr: i64, next: u64) {
 
 /// System calls the kernel restarts after an `SA_RESTART` handler.
 fn restartable(nr: i64) -> bool {
-    use libc::*;
-    matches!(
-        nr,
-        SYS_read | SYS_write | SYS_readv | SYS_writev | SYS_pread64 | SYS_pwrite64 | SYS_wait4 | SYS_waitid
-            | SYS_open | SYS_openat | SYS_accept | SYS_accept4 | SYS_connect | SYS_recvfrom | SYS_sendto
-            | SYS_recvmsg | SYS_sendmsg | SYS_flock | SYS_fcntl | SYS_ioctl | SYS_futex | SYS_splice | SYS_tee
-    )
+    [
+        libc::SYS_read,
+        libc::SYS_write,
+        libc::SYS_readv,
+        libc::SYS_writev,
+        libc::SYS_pread64,
+        libc::SYS_pwrite64,
+        libc::SYS_wait4,
+        libc::SYS_waitid,
+        libc::SYS_open,
+        libc::SYS_openat,
+        libc::SYS_accept,
+        libc::SYS_accept4,
+        libc::SYS_connect,
+        libc::SYS_recvfrom,
+        libc::SYS_sendto,
+        libc::SYS_recvmsg,
+        libc::SYS_sendmsg,
+        libc::SYS_flock,
+        libc::SYS_fcntl,
+        libc::SYS_ioctl,
+        libc::SYS_futex,
+        libc::SYS_splice,
+        libc::SYS_tee,
+    ]
+    .contains(&nr)
 }
 
 /// The guest-visible frame the runtime builds below the guest stack.
@@ -361,12 +441,19 @@ pub fn deliver_pending(ctx: &mut ThreadCtx) -> bool {
 fn build_frame(ctx: &mut ThreadCtx, p: &PendingSignal, act: &KernelSigaction) {
     let sig = p.signo;
     let guest_rsp = ctx.regs.gpr[reg::RSP];
-    let mut alt: libc::stack_t = libc::stack_t { ss_sp: core::ptr::null_mut(), ss_flags: 0, ss_size: 0 };
+    let mut alt: libc::stack_t = libc::stack_t {
+        ss_sp: core::ptr::null_mut(),
+        ss_flags: 0,
+        ss_size: 0,
+    };
     // SAFETY: querying the thread's alternate stack into a local.
     unsafe { sys::syscall3(libc::SYS_sigaltstack, 0, &mut alt as *mut _ as u64, 0) };
     let alt_lo = alt.ss_sp as u64;
     let on_alt = guest_rsp > alt_lo && guest_rsp <= alt_lo + alt.ss_size as u64;
-    let mut sp = if act.flags & libc::SA_ONSTACK as u64 != 0 && alt.ss_flags & libc::SS_DISABLE == 0 && !on_alt {
+    let mut sp = if act.flags & libc::SA_ONSTACK as u64 != 0
+        && alt.ss_flags & libc::SS_DISABLE == 0
+        && !on_alt
+    {
         alt_lo + alt.ss_size as u64
     } else {
         guest_rsp - 128
@@ -381,7 +468,11 @@ fn build_frame(ctx: &mut ThreadCtx, p: &PendingSignal, act: &KernelSigaction) {
     unsafe {
         core::ptr::copy_nonoverlapping(ctx.xsave.0.as_ptr(), fp as *mut u8, XSAVE_BYTES);
         let f = &mut *(sp as *mut GuestFrame);
-        core::ptr::write_bytes(f as *mut GuestFrame as *mut u8, 0, core::mem::size_of::<GuestFrame>());
+        core::ptr::write_bytes(
+            f as *mut GuestFrame as *mut u8,
+            0,
+            core::mem::size_of::<GuestFrame>(),
+        );
         f.restorer = act.restorer;
         f.info = p.info;
         f.uc.uc_stack = alt;
@@ -389,9 +480,22 @@ fn build_frame(ctx: &mut ThreadCtx, p: &PendingSignal, act: &KernelSigaction) {
         let r = &ctx.regs.gpr;
         use libc::*;
         for (greg, idx) in [
-            (REG_R8, 8), (REG_R9, 9), (REG_R10, 10), (REG_R11, 11), (REG_R12, 12), (REG_R13, 13), (REG_R14, 14),
-            (REG_R15, 15), (REG_RDI, 7), (REG_RSI, 6), (REG_RBP, 5), (REG_RBX, 3), (REG_RDX, 2), (REG_RAX, 0),
-            (REG_RCX, 1), (REG_RSP, 4),
+            (REG_R8, 8),
+            (REG_R9, 9),
+            (REG_R10, 10),
+            (REG_R11, 11),
+            (REG_R12, 12),
+            (REG_R13, 13),
+            (REG_R14, 14),
+            (REG_R15, 15),
+            (REG_RDI, 7),
+            (REG_RSI, 6),
+            (REG_RBP, 5),
+            (REG_RBX, 3),
+            (REG_RDX, 2),
+            (REG_RAX, 0),
+            (REG_RCX, 1),
+            (REG_RSP, 4),
         ] {
             g[greg as usize] = r[idx] as i64;
         }
@@ -423,7 +527,7 @@ fn build_frame(ctx: &mut ThreadCtx, p: &PendingSignal, act: &KernelSigaction) {
 }
 
 /// The guest's `rt_sigreturn`: restores the state saved in the frame that
-/// [`build_frame`] made (and the handler may have edited).
+/// `build_frame` made (and the handler may have edited).
 pub fn sigreturn(ctx: &mut ThreadCtx) {
     let uc_addr = ctx.regs.gpr[reg::RSP];
     // SAFETY: the guest's rsp points at the ucontext of the frame we built;
@@ -433,15 +537,29 @@ pub fn sigreturn(ctx: &mut ThreadCtx) {
         let g = &uc.uc_mcontext.gregs;
         use libc::*;
         for (greg, idx) in [
-            (REG_R8, 8), (REG_R9, 9), (REG_R10, 10), (REG_R11, 11), (REG_R12, 12), (REG_R13, 13), (REG_R14, 14),
-            (REG_R15, 15), (REG_RDI, 7), (REG_RSI, 6), (REG_RBP, 5), (REG_RBX, 3), (REG_RDX, 2), (REG_RAX, 0),
-            (REG_RCX, 1), (REG_RSP, 4),
+            (REG_R8, 8),
+            (REG_R9, 9),
+            (REG_R10, 10),
+            (REG_R11, 11),
+            (REG_R12, 12),
+            (REG_R13, 13),
+            (REG_R14, 14),
+            (REG_R15, 15),
+            (REG_RDI, 7),
+            (REG_RSI, 6),
+            (REG_RBP, 5),
+            (REG_RBX, 3),
+            (REG_RDX, 2),
+            (REG_RAX, 0),
+            (REG_RCX, 1),
+            (REG_RSP, 4),
         ] {
             ctx.regs.gpr[idx] = g[greg as usize] as u64;
         }
         ctx.regs.rip = g[REG_RIP as usize] as u64;
         let user_flags = 0x0000_0000_0025_4dd5u64; // CF PF AF ZF SF TF DF OF AC ID (as the kernel's FIX_EFLAGS)
-        ctx.regs.rflags = (ctx.regs.rflags & !user_flags) | (g[REG_EFL as usize] as u64 & user_flags);
+        ctx.regs.rflags =
+            (ctx.regs.rflags & !user_flags) | (g[REG_EFL as usize] as u64 & user_flags);
         let fp = uc.uc_mcontext.fpregs as u64;
         if fp != 0 {
             core::ptr::copy_nonoverlapping(fp as *const u8, ctx.xsave.0.as_mut_ptr(), XSAVE_BYTES);

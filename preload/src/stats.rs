@@ -45,13 +45,20 @@ pub fn report() {
     if !crate::init::config().stats {
         return;
     }
-    let (mut hits, mut misses) = (STATS.ibl_hits.load(Ordering::Relaxed), STATS.ibl_misses.load(Ordering::Relaxed));
+    let (mut hits, mut misses) = (
+        STATS.ibl_hits.load(Ordering::Relaxed),
+        STATS.ibl_misses.load(Ordering::Relaxed),
+    );
     crate::threads::for_each_context(|c| {
         hits += c.ibl_hits;
         misses += c.ibl_misses;
     });
     let lookups = hits + misses;
-    let rate = if lookups == 0 { 100.0 } else { 100.0 * hits as f64 / lookups as f64 };
+    let rate = if lookups == 0 {
+        100.0
+    } else {
+        100.0 * hits as f64 / lookups as f64
+    };
     let l = |c: &AtomicU64| c.load(Ordering::Relaxed);
     crate::dgad_eprintln!(
         "stats pid {}: {} blocks, {} guest instructions translated, {} cache bytes, {} links, {} invalidated, \

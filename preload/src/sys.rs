@@ -46,7 +46,17 @@ pub fn map_anon(len: usize, prot: i32, hint: u64, fixed_noreplace: bool) -> Opti
     }
     // SAFETY: a fresh anonymous mapping cannot alias runtime memory; with
     // MAP_FIXED_NOREPLACE the kernel refuses instead of replacing.
-    let r = unsafe { syscall6(libc::SYS_mmap, hint, len as u64, prot as u64, flags as u64, u64::MAX, 0) };
+    let r = unsafe {
+        syscall6(
+            libc::SYS_mmap,
+            hint,
+            len as u64,
+            prot as u64,
+            flags as u64,
+            u64::MAX,
+            0,
+        )
+    };
     if r < 0 || (fixed_noreplace && r as u64 != hint) {
         if r >= 0 {
             // SAFETY: we just created this mapping and nobody uses it.
@@ -62,7 +72,14 @@ pub fn map_anon(len: usize, prot: i32, hint: u64, fixed_noreplace: bool) -> Opti
 pub fn write_all(fd: i32, mut buf: &[u8]) {
     while !buf.is_empty() {
         // SAFETY: buf is a valid readable slice.
-        let r = unsafe { syscall3(libc::SYS_write, fd as u64, buf.as_ptr() as u64, buf.len() as u64) };
+        let r = unsafe {
+            syscall3(
+                libc::SYS_write,
+                fd as u64,
+                buf.as_ptr() as u64,
+                buf.len() as u64,
+            )
+        };
         if r == -(libc::EINTR as i64) {
             continue;
         }
@@ -82,7 +99,10 @@ pub struct StackBuf<const N: usize> {
 impl<const N: usize> StackBuf<N> {
     /// An empty buffer.
     pub const fn new() -> Self {
-        StackBuf { buf: [0; N], len: 0 }
+        StackBuf {
+            buf: [0; N],
+            len: 0,
+        }
     }
 
     /// The text so far.

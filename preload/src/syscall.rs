@@ -50,13 +50,24 @@ extern "C" {
 /// If `pc` is in the window between the pending check and the `syscall`
 /// instruction, the address to continue at instead (returning EINTR).
 pub fn guarded_window_escape(pc: u64) -> Option<u64> {
-    let (start, insn) = (dgad_guarded_syscall_check as usize as u64, dgad_guarded_syscall_insn as usize as u64);
-    (pc >= start && pc <= insn).then(|| dgad_guarded_syscall_eintr as usize as u64)
+    let (start, insn) = (
+        dgad_guarded_syscall_check as *const () as u64,
+        dgad_guarded_syscall_insn as *const () as u64,
+    );
+    (pc >= start && pc <= insn).then_some(dgad_guarded_syscall_eintr as *const () as u64)
 }
 
 fn args(ctx: &ThreadCtx) -> [u64; 7] {
     let g = &ctx.regs.gpr;
-    [g[reg::RAX], g[reg::RDI], g[reg::RSI], g[reg::RDX], g[reg::R10], g[reg::R8], g[reg::R9]]
+    [
+        g[reg::RAX],
+        g[reg::RDI],
+        g[reg::RSI],
+        g[reg::RDX],
+        g[reg::R10],
+        g[reg::R8],
+        g[reg::R9],
+    ]
 }
 
 /// Runs the guest's system call as the guest asked (interruptible by signals).
@@ -91,8 +102,8 @@ pub fn handle(ctx: &mut ThreadCtx) {
         }
         libc::SYS_clone3 => {
             let mut flags = 0u64;
-            // SAFETY: clone_args begins with the u64 flags; the guest passed it.
             if a[2] >= 8 {
+                // SAFETY: clone_args begins with the u64 flags; the guest passed it.
                 flags = unsafe { core::ptr::read_unaligned(a[1] as *const u64) };
             }
             if flags & libc::CLONE_VM as u64 != 0 {
@@ -112,7 +123,9 @@ pub fn handle(ctx: &mut ThreadCtx) {
         libc::SYS_execveat => exec(ctx, a[2], a[3], a[4], Some((a[1], a[5]))),
         libc::SYS_arch_prctl if a[1] == 0x1001 || a[1] == 0x1004 => {
             // ARCH_SET_GS / ARCH_GET_GS: %gs belongs to the runtime.
-            crate::dgad_eprintln!("the program uses %gs (arch_prctl), which dgad reserves; refusing it");
+            crate::dgad_eprintln!(
+                "the program uses %gs (arch_prctl), which dgad reserves; refusing it"
+            );
             -(libc::EINVAL as i64)
         }
         libc::SYS_munmap | libc::SYS_mprotect | libc::SYS_mremap => {
@@ -164,7 +177,10 @@ fn fork_like(ctx: &mut ThreadCtx) -> i64 {
 /// Drops translations of guest code in `[addr, addr+len)`.
 fn invalidate(addr: u64, len: u64) {
     let end = addr.saturating_add(len);
-    let dropped = crate::cache::CACHE.lock().as_mut().is_some_and(|c| c.invalidate(addr, end));
+    let dropped = crate::cache::CACHE
+        .lock()
+        .as_mut()
+        .is_some_and(|c| c.invalidate(addr, end));
     if dropped {
         crate::threads::for_each_context(|c| c.ibl_invalidate(addr, end));
     }

@@ -47,7 +47,9 @@ pub fn fork_child(keep: &ThreadCtx) {
 /// stack. `a` are the system call's arguments. Returns the syscall result
 /// for the parent.
 pub fn clone_thread(parent: &mut ThreadCtx, nr: i64, a: [u64; 5], next_pc: u64) -> i64 {
-    let Some(child) = ThreadCtx::allocate() else { return -(libc::ENOMEM as i64) };
+    let Some(child) = ThreadCtx::allocate() else {
+        return -(libc::ENOMEM as i64);
+    };
     child.regs = parent.regs;
     child.regs.gpr[reg::RAX] = 0;
     child.regs.rip = next_pc;
@@ -60,11 +62,13 @@ pub fn clone_thread(parent: &mut ThreadCtx, nr: i64, a: [u64; 5], next_pc: u64) 
     unsafe { *(child_sp as *mut u64) = child.self_addr };
     register(child);
     let r = if nr == libc::SYS_clone3 {
-        // SAFETY: the guest passed a clone_args of g[RSI] bytes at g[RDI];
-        // we copy it and only change the stack fields.
         let mut args = [0u64; 16];
         let size = (a[1] as usize).min(core::mem::size_of_val(&args));
-        unsafe { core::ptr::copy_nonoverlapping(a[0] as *const u8, args.as_mut_ptr().cast(), size) };
+        // SAFETY: the guest passed a clone_args of a[1] bytes at a[0]; we
+        // copy it and only change the stack fields.
+        unsafe {
+            core::ptr::copy_nonoverlapping(a[0] as *const u8, args.as_mut_ptr().cast(), size)
+        };
         // clone_args: flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, …
         if args[5] != 0 {
             child.regs.gpr[reg::RSP] = args[5] + args[6];

@@ -34,7 +34,10 @@ pub struct Emitter {
 impl Emitter {
     /// An empty buffer whose first byte will run at `base`.
     pub fn new(base: u64) -> Emitter {
-        Emitter { code: Vec::with_capacity(256), base }
+        Emitter {
+            code: Vec::with_capacity(256),
+            base,
+        }
     }
 
     /// Offset of the next byte.
@@ -62,19 +65,37 @@ impl Emitter {
 
     /// `mov qword gs:[disp], reg`. Clobbers nothing.
     pub fn store_gs(&mut self, disp: u32, reg: Gpr) {
-        self.bytes(&[0x65, Self::rex_w(reg), 0x89, 0x04 | ((reg.0 & 7) << 3), 0x25]);
+        self.bytes(&[
+            0x65,
+            Self::rex_w(reg),
+            0x89,
+            0x04 | ((reg.0 & 7) << 3),
+            0x25,
+        ]);
         self.u32(disp);
     }
 
     /// `mov reg, qword gs:[disp]`. Clobbers `reg`.
     pub fn load_gs(&mut self, reg: Gpr, disp: u32) {
-        self.bytes(&[0x65, Self::rex_w(reg), 0x8b, 0x04 | ((reg.0 & 7) << 3), 0x25]);
+        self.bytes(&[
+            0x65,
+            Self::rex_w(reg),
+            0x8b,
+            0x04 | ((reg.0 & 7) << 3),
+            0x25,
+        ]);
         self.u32(disp);
     }
 
     /// `mov reg, qword gs:[disp + rax*8]`. Clobbers `reg`.
     pub fn load_gs_rax8(&mut self, reg: Gpr, disp: u32) {
-        self.bytes(&[0x65, Self::rex_w(reg), 0x8b, 0x04 | ((reg.0 & 7) << 3), 0xc5]);
+        self.bytes(&[
+            0x65,
+            Self::rex_w(reg),
+            0x8b,
+            0x04 | ((reg.0 & 7) << 3),
+            0xc5,
+        ]);
         self.u32(disp);
     }
 
@@ -103,6 +124,25 @@ impl Emitter {
     /// `lea rcx, [rcx + 1]`. Clobbers `rcx`, not the flags.
     pub fn inc_rcx_keep_flags(&mut self) {
         self.bytes(&[0x48, 0x8d, 0x49, 0x01]);
+    }
+
+    /// `not rdx`. Clobbers `rdx`, not the flags.
+    pub fn not_rdx(&mut self) {
+        self.bytes(&[0x48, 0xf7, 0xd2]);
+    }
+
+    /// `lea rcx, [rcx + rdx]`. Clobbers `rcx`, not the flags.
+    pub fn add_rdx_to_rcx_keep_flags(&mut self) {
+        self.bytes(&[0x48, 0x8d, 0x0c, 0x11]);
+    }
+
+    /// `push qword [rip + rel32]` with a placeholder; returns the field
+    /// offset. One 8-byte store, so a later 8-byte load of the slot is
+    /// store-forwarded. Clobbers nothing but `rsp`, not the flags.
+    pub fn push_rip_literal_placeholder(&mut self) -> usize {
+        self.bytes(&[0xff, 0x35]);
+        self.u32(0);
+        self.offset() - 4
     }
 
     /// `jrcxz rel8` with a placeholder; returns the offset of the rel8 byte.
@@ -143,18 +183,6 @@ impl Emitter {
     pub fn mov_eax_imm(&mut self, imm: u32) {
         self.code.push(0xb8);
         self.u32(imm);
-    }
-
-    /// Pushes a 64-bit constant without a scratch register and without
-    /// touching the flags: `push imm32` (sign-extended) and, when the
-    /// sign extension is not the right upper half, `mov dword [rsp+4], hi`.
-    pub fn push_imm64(&mut self, value: u64) {
-        self.code.push(0x68);
-        self.u32(value as u32);
-        if (value as u32 as i32 as i64 as u64) != value {
-            self.bytes(&[0xc7, 0x44, 0x24, 0x04]);
-            self.u32((value >> 32) as u32);
-        }
     }
 
     /// Pads with NOPs until `(pc + within) % 4 == 0`, so that a 4-byte field
@@ -233,8 +261,9 @@ mod tests {
         e.pop(Gpr(12));
         e.lea_rsp(16);
         e.mov_eax_imm(0);
-        e.push_imm64(0x7fff_1234_5678);
-        e.push_imm64(0x40_1000);
+        e.not_rdx();
+        e.add_rdx_to_rcx_keep_flags();
+        e.push_rip_literal_placeholder();
         assert_eq!(
             disasm(&e),
             [
@@ -250,9 +279,9 @@ mod tests {
                 "pop r12",
                 "lea rsp,[rsp+10h]",
                 "mov eax,0",
-                "push 12345678h",
-                "mov dword ptr [rsp+4],7FFFh",
-                "push 401000h",
+                "not rdx",
+                "lea rcx,[rcx+rdx]",
+                "push qword ptr [1054h]",
             ]
         );
     }

@@ -15,4 +15,7 @@ pub mod layout;
 pub mod translate;
 
 pub use layout::ContextLayout;
-pub use translate::{translate_block, ExitKind, ExitRecord, InsnMapEntry, TranslateError, TranslateOptions, Translation};
+pub use translate::{
+    translate_block, ExitKind, ExitRecord, InsnMapEntry, TranslateError, TranslateOptions,
+    Translation,
+};

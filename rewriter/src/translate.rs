@@ -80,6 +80,10 @@ pub struct InsnMapEntry {
     pub cache_off: u32,
     /// Guest address of the instruction.
     pub guest_pc: u64,
+    /// All guest registers and memory hold exactly their guest values at
+    /// `cache_off`, with the guest about to execute `guest_pc`. Entries
+    /// without it only attribute inserted code to a guest instruction.
+    pub boundary: bool,
     /// The translation of this instruction spills guest `rcx` to its slot
     /// before changing it (indirect branches, `ret`): a fault inside must
     /// restore it from there.
@@ -96,6 +100,9 @@ pub struct Translation {
     pub insn_map: Vec<InsnMapEntry>,
     /// Offsets of the exit records in `code`.
     pub exits: Vec<usize>,
+    /// Offset where the block's 8-byte literals start (`code.len()` when it
+    /// has none); everything from there on is data.
+    pub literals_start: usize,
     /// Guest bytes covered: `[guest_pc, guest_pc + guest_len)`.
     pub guest_len: u64,
     /// Number of guest instructions translated.
@@ -124,7 +131,10 @@ pub struct TranslateOptions {
 
 impl Default for TranslateOptions {
     fn default() -> Self {
-        TranslateOptions { max_insns: MAX_BLOCK_INSNS, count_ibl_hits: false }
+        TranslateOptions {
+            max_insns: MAX_BLOCK_INSNS,
+            count_ibl_hits: false,
+        }
     }
 }
 
@@ -150,6 +160,7 @@ pub fn translate_block(
         layout,
         insn_map: Vec::new(),
         exits: Vec::new(),
+        literals: Vec::new(),
         pending: Vec::new(),
         encoder: Encoder::new(64),
         count_ibl_hits: opts.count_ibl_hits,
@@ -176,7 +187,10 @@ pub fn translate_block(
         }
         count += 1;
         end_pc = insn.next_ip();
-        match t.translate_insn(&insn, &window[(insn.ip() - guest_pc) as usize..][..insn.len()])? {
+        match t.translate_insn(
+            &insn,
+            &window[(insn.ip() - guest_pc) as usize..][..insn.len()],
+        )? {
             Flow::Continue => {}
             Flow::EndFallingThrough => break,
             Flow::Ended => {
@@ -190,8 +204,9 @@ pub fn translate_block(
         let field = t.e.jmp_rel32_placeholder();
         t.pending.push((field, end_pc, ExitKind::Branch));
     }
-    t.finish_exits();
+    let literals_start = t.finish_exits();
     Ok(Translation {
+        literals_start,
         code: t.e.code,
         insn_map: t.insn_map,
         exits: t.exits,
@@ -215,6 +230,8 @@ struct Translator<'a> {
     layout: &'a ContextLayout,
     insn_map: Vec<InsnMapEntry>,
     exits: Vec<usize>,
+    /// RIP-relative fields waiting for their 8-byte literal: (field, value).
+    literals: Vec<(usize, u64)>,
     /// Branch fields waiting for their exit stub: (field offset, target, kind).
     pending: Vec<(usize, u64, ExitKind)>,
     encoder: Encoder,
@@ -226,8 +243,16 @@ impl Translator<'_> {
         self.insn_map.push(InsnMapEntry {
             cache_off: self.e.offset() as u32,
             guest_pc,
+            boundary: true,
             spills_rcx,
         });
+    }
+
+    /// Pushes the guest return address `ret_to` with one 8-byte store, so
+    /// the callee's `ret` load is store-forwarded.
+    fn push_return_address(&mut self, ret_to: u64) {
+        let lit = self.e.push_rip_literal_placeholder();
+        self.literals.push((lit, ret_to));
     }
 
     /// Emits the translation of one guest instruction; returns whether it
@@ -251,7 +276,8 @@ impl Translator<'_> {
                 self.map(insn.ip(), false);
                 self.e.mov_eax_imm(0);
                 let field = self.e.jmp_rel32_placeholder();
-                self.pending.push((field, insn.near_branch_target(), ExitKind::Branch));
+                self.pending
+                    .push((field, insn.near_branch_target(), ExitKind::Branch));
                 return Ok(Flow::Ended);
             }
             _ => {}
@@ -271,14 +297,16 @@ impl Translator<'_> {
             FlowControl::UnconditionalBranch if is_near_direct(insn) => {
                 self.map(insn.ip(), false);
                 let field = self.e.jmp_rel32_placeholder();
-                self.pending.push((field, insn.near_branch_target(), ExitKind::Branch));
+                self.pending
+                    .push((field, insn.near_branch_target(), ExitKind::Branch));
                 Ok(Flow::Ended)
             }
             FlowControl::ConditionalBranch if insn.condition_code() != ConditionCode::None => {
                 self.map(insn.ip(), false);
                 let cc = insn.condition_code() as u8 - 1;
                 let taken = self.e.jcc_rel32_placeholder(cc);
-                self.pending.push((taken, insn.near_branch_target(), ExitKind::Branch));
+                self.pending
+                    .push((taken, insn.near_branch_target(), ExitKind::Branch));
                 self.map(next, false);
                 let fall = self.e.jmp_rel32_placeholder();
                 self.pending.push((fall, next, ExitKind::Branch));
@@ -295,14 +323,16 @@ impl Translator<'_> {
                 self.pending.push((fall, next, ExitKind::Branch));
                 self.e.bind_rel8(rel8_at);
                 let taken = self.e.jmp_rel32_placeholder();
-                self.pending.push((taken, insn.near_branch_target(), ExitKind::Branch));
+                self.pending
+                    .push((taken, insn.near_branch_target(), ExitKind::Branch));
                 Ok(Flow::Ended)
             }
             FlowControl::Call if is_near_direct(insn) => {
                 self.map(insn.ip(), false);
-                self.e.push_imm64(next);
+                self.push_return_address(next);
                 let field = self.e.jmp_rel32_placeholder();
-                self.pending.push((field, insn.near_branch_target(), ExitKind::Branch));
+                self.pending
+                    .push((field, insn.near_branch_target(), ExitKind::Branch));
                 Ok(Flow::Ended)
             }
             FlowControl::IndirectCall | FlowControl::IndirectBranch if is_near_indirect(insn) => {
@@ -310,9 +340,12 @@ impl Translator<'_> {
                 self.e.store_gs(self.layout.spill_rcx, Gpr::RCX);
                 self.load_target_into_rcx(insn)?;
                 if insn.flow_control() == FlowControl::IndirectCall {
-                    self.e.push_imm64(next);
+                    self.push_return_address(next);
                 }
-                self.ibl_probe();
+                self.ibl_lookup();
+                self.e.store_gs(self.layout.ibl_jump, Gpr::RAX);
+                self.restore_probe_registers();
+                self.e.jmp_gs(self.layout.ibl_jump);
                 Ok(Flow::Ended)
             }
             FlowControl::Return if matches!(insn.code(), Code::Retnq | Code::Retnq_imm16) => {
@@ -322,7 +355,12 @@ impl Translator<'_> {
                 if insn.code() == Code::Retnq_imm16 {
                     self.e.lea_rsp(i32::from(insn.immediate16()));
                 }
-                self.ibl_probe();
+                // A jump through the context rather than a `ret` to a
+                // continuation: measured faster (docs/decisions.md).
+                self.ibl_lookup();
+                self.e.store_gs(self.layout.ibl_jump, Gpr::RAX);
+                self.restore_probe_registers();
+                self.e.jmp_gs(self.layout.ibl_jump);
                 Ok(Flow::Ended)
             }
             _ => {
@@ -380,17 +418,22 @@ impl Translator<'_> {
     }
 
     /// The inline indirect-branch lookup. On entry guest `rcx` is in its
-    /// spill slot and the guest target is in `rcx`. Touches no flags.
-    fn ibl_probe(&mut self) {
+    /// spill slot and the guest target is in `rcx`. On a hit, continues with
+    /// the cache address in `rax` and guest `rax`/`rcx`/`rdx` in their
+    /// slots; a miss leaves for the runtime. Touches no flags.
+    fn ibl_lookup(&mut self) {
         let l = *self.layout;
         self.e.store_gs(l.spill_rax, Gpr::RAX);
         self.e.store_gs(l.spill_rdx, Gpr::RDX);
-        self.e.store_gs(l.ibl_target, Gpr::RCX);
         self.e.movzx_eax_cx();
         self.e.double_eax();
         self.e.load_gs_rax8(Gpr::RDX, l.ibl_table);
         self.e.rcx_minus_not_rdx();
         let hit = self.e.jrcxz_placeholder();
+        // Miss: rcx = target - key and rdx = !key, so target = rcx + key.
+        self.e.not_rdx();
+        self.e.add_rdx_to_rcx_keep_flags();
+        self.e.store_gs(l.ibl_target, Gpr::RCX);
         self.e.jmp_gs(l.enter_ibl_miss);
         self.e.bind_rel8(hit);
         if self.count_ibl_hits {
@@ -399,11 +442,13 @@ impl Translator<'_> {
             self.e.store_gs(l.ibl_hits, Gpr::RCX);
         }
         self.e.load_gs_rax8(Gpr::RAX, l.ibl_table + 8);
-        self.e.store_gs(l.ibl_jump, Gpr::RAX);
+    }
+
+    fn restore_probe_registers(&mut self) {
+        let l = *self.layout;
         self.e.load_gs(Gpr::RAX, l.spill_rax);
         self.e.load_gs(Gpr::RCX, l.spill_rcx);
         self.e.load_gs(Gpr::RDX, l.spill_rdx);
-        self.e.jmp_gs(l.ibl_jump);
     }
 
     /// An exit stub followed by its record; `patch` is the offset of a
@@ -426,10 +471,22 @@ impl Translator<'_> {
         self.exits.push(record);
     }
 
-    fn finish_exits(&mut self) {
+    /// Emits the pending exit stubs and the literal pool; returns where
+    /// the pool starts.
+    fn finish_exits(&mut self) -> usize {
         for (field, target, kind) in std::mem::take(&mut self.pending) {
             self.exit_stub(target, kind, Some(field));
         }
+        let literals_start = self.e.offset();
+        for (field, value) in std::mem::take(&mut self.literals) {
+            while !self.e.offset().is_multiple_of(8) {
+                self.e.bytes(&[0xcc]);
+            }
+            let at = self.e.offset();
+            self.e.bytes(&value.to_le_bytes());
+            self.e.bind_rel32(field, at);
+        }
+        literals_start
     }
 }
 

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs what building and testing dgad needs on a fresh Debian 12 machine:
+# compilers for the test programs (clang, gfortran) and numpy for the Python
+# tests. Safe to run again; does nothing when everything is there.
+set -euo pipefail
+
+need_apt=()
+command -v clang >/dev/null 2>&1 || need_apt+=(clang)
+command -v gfortran >/dev/null 2>&1 || need_apt+=(gfortran)
+if ((${#need_apt[@]})); then
+    echo "setup: installing ${need_apt[*]} with apt-get" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+if ! python3 -c 'import numpy' >/dev/null 2>&1; then
+    echo "setup: installing numpy with pip" >&2
+    python3 -m pip install -q numpy 2>/dev/null || {
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq && apt-get install -y -qq python3-numpy >/dev/null
+    }
+fi
