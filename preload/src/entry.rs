@@ -154,6 +154,7 @@ global_asm!(
 );
 
 extern "C" {
+    #[cfg_attr(test, allow(dead_code))]
     fn dgad_takeover();
     fn dgad_enter_exit();
     fn dgad_enter_ibl_miss();
