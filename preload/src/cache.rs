@@ -11,12 +11,12 @@
 //! `CHUNKS` table and per-chunk block indices.
 
 use crate::context::ThreadCtx;
+use crate::lock::Lock;
 use crate::stats::STATS;
 use crate::sys;
-use parking_lot::Mutex;
 use rewriter::translate::{ExitRecord, InsnMapEntry, TranslateError, EXIT_STUB_LEN};
 use rewriter::TranslateOptions;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 const CHUNK_BYTES: u64 = 64 << 20;
@@ -67,20 +67,20 @@ pub struct CodeCache {
     /// Per chunk: next free byte.
     cursors: Vec<u64>,
     /// Patched branch fields pointing at each block: (field, stub) pairs.
-    incoming: HashMap<u64, Vec<(u64, u64)>>,
+    incoming: BTreeMap<u64, Vec<(u64, u64)>>,
     /// Translation settings.
     opts: TranslateOptions,
 }
 
 /// The code cache.
-pub static CACHE: Mutex<Option<CodeCache>> = Mutex::new(None);
+pub static CACHE: Lock<Option<CodeCache>> = Lock::new(None);
 
 /// Creates the cache. Called once by `init`.
 pub fn init(opts: TranslateOptions) {
     *CACHE.lock() = Some(CodeCache {
         blocks: BTreeMap::new(),
         cursors: Vec::new(),
-        incoming: HashMap::new(),
+        incoming: BTreeMap::new(),
         opts,
     });
 }

@@ -149,6 +149,10 @@ pub extern "C" fn dgad_init(
         return 0;
     }
     refresh_pid();
+    std::panic::set_hook(Box::new(|info| {
+        crate::dgad_eprintln!("internal error: {}", info);
+        crate::sys::exit_group(125);
+    }));
     let cfg = CONFIG.get_or_init(|| read_config(envp));
     crate::cache::init(rewriter::TranslateOptions {
         count_ibl_hits: cfg.stats,

@@ -11,6 +11,8 @@
 //! - **Signal context** (the host signal handler in [`signals`]) neither
 //!   allocates nor takes locks; it only reads lock-free tables, queues, and
 //!   edits the interrupted context.
+//! - **No general-purpose locks** ([`lock::Lock`] only): library locks may
+//!   keep TLS or allocate through libc on contention.
 //! - **No thread-local storage**: per-thread state is the [`context`]
 //!   behind `%gs`, valid from the first instruction a thread runs under us.
 //! - **Before initialisation** (`init::dgad_init`) nothing but the
@@ -33,6 +35,7 @@ pub mod dispatch;
 pub mod entry;
 pub mod execenv;
 pub mod init;
+pub mod lock;
 pub mod log;
 pub mod signals;
 pub mod stats;

@@ -54,7 +54,7 @@ static ACTIONS: [GuestAction; NSIG] = [const {
         mask: AtomicU64::new(0),
     }
 }; NSIG];
-static ACTION_LOCK: parking_lot::Mutex<()> = parking_lot::Mutex::new(());
+static ACTION_LOCK: crate::lock::Lock<()> = crate::lock::Lock::new(());
 
 global_asm!(
     ".globl dgad_host_restorer",

@@ -11,9 +11,10 @@ use core::arch::global_asm;
 use std::sync::atomic::Ordering;
 
 // i64 dgad_guarded_syscall(const u64 args[7], const u32 *pending): makes the
-// system call unless a signal is pending. The signal handler moves a thread
-// interrupted between the check and the `syscall` instruction to the EINTR
-// exit, so a signal can never be lost to a syscall that then blocks.
+// system call unless a signal is pending, in which case it returns
+// NOT_STARTED. The signal handler moves a thread interrupted between the
+// check and the `syscall` instruction to that exit, so a signal can never be
+// lost to a syscall that then blocks.
 global_asm!(
     ".globl dgad_guarded_syscall",
     "dgad_guarded_syscall:",
@@ -29,32 +30,40 @@ global_asm!(
     ".globl dgad_guarded_syscall_check",
     "dgad_guarded_syscall_check:",
     "    cmp dword ptr [rcx], 0",
-    "    jne dgad_guarded_syscall_eintr",
+    "    jne dgad_guarded_syscall_not_started",
     ".globl dgad_guarded_syscall_insn",
     "dgad_guarded_syscall_insn:",
     "    syscall",
     "    ret",
-    ".globl dgad_guarded_syscall_eintr",
-    "dgad_guarded_syscall_eintr:",
-    "    mov rax, -4",
+    ".globl dgad_guarded_syscall_not_started",
+    "dgad_guarded_syscall_not_started:",
+    "    mov rax, {NOT_STARTED}",
     "    ret",
+    NOT_STARTED = const NOT_STARTED,
 );
+
+/// Result of a guarded call that was not made because a signal is pending
+/// (`-ERESTARTSYS`, a value the kernel never returns to user space). The
+/// guest is rewound to its `syscall` instruction, the handler runs, and the
+/// call is made afterwards — as natively, where the signal would have been
+/// handled before the call.
+const NOT_STARTED: i64 = -512;
 
 extern "C" {
     fn dgad_guarded_syscall(args: *const u64, pending: *const u32) -> i64;
     fn dgad_guarded_syscall_check();
     fn dgad_guarded_syscall_insn();
-    fn dgad_guarded_syscall_eintr();
+    fn dgad_guarded_syscall_not_started();
 }
 
 /// If `pc` is in the window between the pending check and the `syscall`
-/// instruction, the address to continue at instead (returning EINTR).
+/// instruction, the address to continue at instead (the call not made).
 pub fn guarded_window_escape(pc: u64) -> Option<u64> {
     let (start, insn) = (
         dgad_guarded_syscall_check as *const () as u64,
         dgad_guarded_syscall_insn as *const () as u64,
     );
-    (pc >= start && pc <= insn).then_some(dgad_guarded_syscall_eintr as *const () as u64)
+    (pc >= start && pc <= insn).then_some(dgad_guarded_syscall_not_started as *const () as u64)
 }
 
 fn args(ctx: &ThreadCtx) -> [u64; 7] {
@@ -144,6 +153,11 @@ pub fn handle(ctx: &mut ThreadCtx) {
         }
         _ => passthrough(ctx),
     };
+    if result == NOT_STARTED {
+        // Registers are untouched; run the handler, then the call.
+        ctx.regs.rip = next - 2;
+        return;
+    }
     finish(ctx, result, next);
     if result == -(libc::EINTR as i64) {
         crate::signals::note_interrupted_syscall(ctx, nr, next);

@@ -60,6 +60,7 @@ macro_rules! fortran_tests {
 c_family_tests! {
     c_pthreads = Program::new("c/pthreads.c");
     c_sigalrm = Program::new("c/sigalrm.c");
+    c_regression_signal_before_syscall = Program::new("c/regression_signal_before_syscall.c");
     c_sigsegv = Program::new("c/sigsegv.c");
     c_setjmp_longjmp = Program::new("c/setjmp_longjmp.c");
     c_fork_exec = Program::new("c/fork_exec.c");
