@@ -12,6 +12,7 @@
 pub mod disasm;
 pub mod emit;
 pub mod layout;
+pub mod semantics;
 pub mod translate;
 
 pub use layout::ContextLayout;

@@ -107,6 +107,8 @@ pub struct Translation {
     pub guest_len: u64,
     /// Number of guest instructions translated.
     pub guest_insns: usize,
+    /// How many of them have no entry in the semantics table.
+    pub no_semantics: usize,
 }
 
 /// Why a block could not be translated.
@@ -168,6 +170,7 @@ pub fn translate_block(
     let mut decoder = Decoder::with_ip(64, &window, guest_pc, DecoderOptions::NONE);
     let mut insn = Instruction::default();
     let mut count = 0;
+    let mut no_semantics = 0;
     let mut end_pc = guest_pc;
     let mut ended = false;
     while decoder.can_decode() && count < opts.max_insns.min(MAX_BLOCK_INSNS) {
@@ -186,6 +189,7 @@ pub fn translate_block(
             break;
         }
         count += 1;
+        no_semantics += usize::from(crate::semantics::semantics(insn.code()).is_none());
         end_pc = insn.next_ip();
         match t.translate_insn(
             &insn,
@@ -212,6 +216,7 @@ pub fn translate_block(
         exits: t.exits,
         guest_len: end_pc - guest_pc,
         guest_insns: count,
+        no_semantics,
     })
 }
 
