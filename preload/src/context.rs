@@ -130,6 +130,10 @@ pub struct ThreadCtx {
     pub ibl_misses: u64,
     /// Indirect-branch hits (counted only with `DGAD_STATS`).
     pub ibl_hits: u64,
+    /// Record mode: this thread's chunk of the tape.
+    pub tape: crate::record::ThreadTape,
+    /// Shadow register file (indices of the values in the registers).
+    pub shadow: shadowmem::RegFile,
     /// Extended state (x87, SSE, AVX, AVX-512) of the guest.
     pub xsave: XsaveArea,
     /// The indirect-branch lookup table.

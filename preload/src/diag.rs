@@ -4,9 +4,10 @@
 use crate::sys;
 use core::fmt::Write as _;
 
-/// Finds the mapping of `addr` in `/proc/self/maps`: (path, file offset of
-/// `addr`). Reads the file in pieces into a stack buffer; no allocation.
-pub fn module_of(addr: u64, out: &mut sys::StackBuf<256>) -> Option<u64> {
+/// Calls `f(start, end, file_offset, path)` for each line of
+/// `/proc/self/maps` until it returns `false`. Reads the file in pieces into
+/// stack buffers; no allocation.
+pub fn for_each_mapping(mut f: impl FnMut(u64, u64, u64, &[u8]) -> bool) {
     let path = b"/proc/self/maps\0";
     // SAFETY: path is NUL-terminated.
     let fd = unsafe {
@@ -18,12 +19,11 @@ pub fn module_of(addr: u64, out: &mut sys::StackBuf<256>) -> Option<u64> {
         )
     };
     if fd < 0 {
-        return None;
+        return;
     }
     let mut buf = [0u8; 4096];
     let mut line = [0u8; 512];
     let mut line_len = 0;
-    let mut found = None;
     'read: loop {
         // SAFETY: reading into a stack buffer we own.
         let n = unsafe {
@@ -45,15 +45,30 @@ pub fn module_of(addr: u64, out: &mut sys::StackBuf<256>) -> Option<u64> {
                 }
                 continue;
             }
-            if let Some(off) = match_maps_line(&line[..line_len], addr, out) {
-                found = Some(off);
-                break 'read;
+            if let Some((start, end, offset, path)) = parse_maps_line(&line[..line_len]) {
+                if !f(start, end, offset, path) {
+                    break 'read;
+                }
             }
             line_len = 0;
         }
     }
     // SAFETY: closing the descriptor we opened.
     unsafe { sys::syscall3(libc::SYS_close, fd as u64, 0, 0) };
+}
+
+/// Finds the mapping of `addr`: writes its path and returns the file offset
+/// of `addr`.
+pub fn module_of(addr: u64, out: &mut sys::StackBuf<256>) -> Option<u64> {
+    let mut found = None;
+    for_each_mapping(|start, end, offset, path| {
+        if addr >= start && addr < end {
+            let _ = out.write_str(core::str::from_utf8(path).unwrap_or("?"));
+            found = Some(addr - start + offset);
+            return false;
+        }
+        true
+    });
     found
 }
 
@@ -61,23 +76,18 @@ fn parse_hex(s: &[u8]) -> Option<u64> {
     u64::from_str_radix(core::str::from_utf8(s).ok()?, 16).ok()
 }
 
-/// `start-end perms offset dev inode path`: if `addr` is inside, writes
-/// the path and returns the file offset of `addr`.
-fn match_maps_line(line: &[u8], addr: u64, out: &mut sys::StackBuf<256>) -> Option<u64> {
+/// `start-end perms offset dev inode path`.
+fn parse_maps_line(line: &[u8]) -> Option<(u64, u64, u64, &[u8])> {
     let mut fields = line.split(|&c| c == b' ').filter(|f| !f.is_empty());
     let range = fields.next()?;
     let dash = range.iter().position(|&c| c == b'-')?;
     let (start, end) = (parse_hex(&range[..dash])?, parse_hex(&range[dash + 1..])?);
-    if addr < start || addr >= end {
-        return None;
-    }
     let _perms = fields.next()?;
     let offset = parse_hex(fields.next()?)?;
     let _dev = fields.next();
     let _inode = fields.next();
-    let path = fields.next().unwrap_or(b"[anonymous]");
-    let _ = out.write_str(core::str::from_utf8(path).unwrap_or("?"));
-    Some(addr - start + offset)
+    let path: &[u8] = fields.next().unwrap_or(b"[anonymous]");
+    Some((start, end, offset, path))
 }
 
 /// Disassembles the guest instruction at `pc` (Intel syntax).

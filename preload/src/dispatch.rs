@@ -31,6 +31,18 @@ pub extern "C" fn dgad_dispatch(ctx: &mut ThreadCtx) {
                     emulate_cpuid(ctx);
                     rec.target
                 }
+                Some(ExitKind::ClientRequest) => {
+                    crate::record::client::handle(ctx);
+                    rec.target
+                }
+                Some(ExitKind::Instrument) => {
+                    // Apply the instruction's AD semantics, then run it: it
+                    // follows the record in this block. Signals wait for the
+                    // next exit, so the shadows stay in step with the data.
+                    crate::record::apply::instrument(ctx, rec.target);
+                    ctx.resume_addr = rec_addr.wrapping_add(rec.patch as i64 as u64);
+                    return;
+                }
                 Some(ExitKind::Unsupported) => {
                     crate::diag::fatal_at(rec.target, "unsupported instruction")
                 }

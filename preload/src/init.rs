@@ -10,6 +10,8 @@ use std::sync::OnceLock;
 pub enum Mode {
     /// Translate only: measures the engine alone.
     Null,
+    /// Record a tape into `DGAD_RECORD`.
+    Record,
 }
 
 /// Which CPU features the guest's `cpuid` reports.
@@ -33,6 +35,9 @@ pub struct Config {
     pub log_fd: i32,
     /// `DGAD_CPUID`.
     pub cpuid: CpuidPolicy,
+    /// `DGAD_TRACE=1` (with `DGAD_LOG`): log every instrumented instruction
+    /// with the indices it leaves in its destinations.
+    pub trace: bool,
     /// The `LD_PRELOAD` entry that loaded us, re-added on `execve` if the
     /// program drops it.
     pub preload: Option<Vec<u8>>,
@@ -86,15 +91,19 @@ fn fail(msg: &str) -> ! {
 
 fn read_config(envp: *const *const libc::c_char) -> Config {
     let get = |n: &str| env_lookup(envp, n.as_bytes());
-    let mode = match get("DGAD_MODE") {
-        None | Some(b"null") if get("DGAD_RECORD").is_none() => Mode::Null,
-        Some(b"null") => Mode::Null,
-        Some(m) => fail(&format!(
-            "DGAD_MODE={} (or DGAD_RECORD) asks for a mode that is not implemented yet; only DGAD_MODE=null runs today",
-            String::from_utf8_lossy(m)
-        )),
-        None => fail("DGAD_RECORD is set, but record mode is not implemented yet; only DGAD_MODE=null runs today"),
+    let record = get("DGAD_RECORD").filter(|d| !d.is_empty());
+    let mode = match (get("DGAD_MODE"), record) {
+        (Some(b"null"), _) | (None, None) => Mode::Null,
+        (Some(b"record"), Some(_)) | (None, Some(_)) => Mode::Record,
+        (Some(b"record"), None) => fail("DGAD_MODE=record needs DGAD_RECORD=DIR (where to write the tape)"),
+        (Some(b"dot"), _) => fail("DGAD_MODE=dot (forward mode) is not implemented yet; use record mode and dg-eval --forward"),
+        (Some(m), _) => fail(&format!("DGAD_MODE={} is not one of null, record, dot", String::from_utf8_lossy(m))),
     };
+    if mode == Mode::Record {
+        if let Err(e) = crate::record::init(record.unwrap_or_default()) {
+            fail(&e);
+        }
+    }
     let cpuid = match get("DGAD_CPUID") {
         None | Some(b"avx2") => CpuidPolicy::Avx2,
         Some(b"native") => CpuidPolicy::Native,
@@ -128,11 +137,13 @@ fn read_config(envp: *const *const libc::c_char) -> Config {
             .find(|e| e.ends_with(b"libdgad.so"))
             .map(<[u8]>::to_vec)
     });
+    let trace = matches!(get("DGAD_TRACE"), Some(v) if v != b"0") && log_fd >= 0;
     Config {
         mode,
         stats: matches!(get("DGAD_STATS"), Some(v) if v != b"0"),
         log_fd,
         cpuid,
+        trace,
         preload,
     }
 }
@@ -154,8 +165,16 @@ pub extern "C" fn dgad_init(
         crate::sys::exit_group(125);
     }));
     let cfg = CONFIG.get_or_init(|| read_config(envp));
+    let instrument =
+        (cfg.mode == Mode::Record).then_some(crate::record::apply::wants as fn(&_) -> bool);
+    if cfg.mode == Mode::Record {
+        if let Err(e) = crate::record::reserve_shadow() {
+            fail(&e);
+        }
+    }
     crate::cache::init(rewriter::TranslateOptions {
         count_ibl_hits: cfg.stats,
+        instrument,
         ..Default::default()
     });
     let Some(ctx) = ThreadCtx::allocate() else {

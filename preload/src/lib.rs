@@ -37,6 +37,7 @@ pub mod execenv;
 pub mod init;
 pub mod lock;
 pub mod log;
+pub mod record;
 pub mod signals;
 pub mod stats;
 pub mod sys;

@@ -314,6 +314,7 @@ fn set_mask(how: i32, set: Option<u64>) -> u64 {
 
 /// Dies of `sig` the way the kernel's default action would.
 fn die_of(sig: i32) -> ! {
+    crate::record::flush_all();
     crate::stats::report();
     let dfl = KernelSigaction::default();
     kernel_sigaction(sig, Some(&dfl), None);

@@ -24,6 +24,8 @@ pub struct Stats {
     pub ibl_hits: AtomicU64,
     /// Guest instructions that have no entry in the semantics table yet.
     pub no_semantics: AtomicU64,
+    /// Instruction forms that dropped derivatives (record mode warnings).
+    pub lost_derivatives: AtomicU64,
 }
 
 /// The counters.
@@ -38,6 +40,7 @@ pub static STATS: Stats = Stats {
     ibl_misses: AtomicU64::new(0),
     ibl_hits: AtomicU64::new(0),
     no_semantics: AtomicU64::new(0),
+    lost_derivatives: AtomicU64::new(0),
 };
 
 /// Prints the one-line summary if `DGAD_STATS` asked for it.

@@ -97,8 +97,13 @@ pub fn handle(ctx: &mut ThreadCtx) {
     let next = ctx.regs.rip;
     let result = match nr {
         libc::SYS_exit_group => {
+            crate::record::flush_all();
             crate::stats::report();
             sys::exit_group(a[1] as i32)
+        }
+        libc::SYS_exit => {
+            crate::record::flush_thread(ctx);
+            passthrough(ctx)
         }
         libc::SYS_rt_sigreturn => {
             crate::signals::sigreturn(ctx);
@@ -211,6 +216,7 @@ fn exec(ctx: &mut ThreadCtx, path: u64, argv: u64, envp: u64, at: Option<(u64, u
         Some(_) => a[4] = envp2,
     }
     let _ = (path, argv);
+    crate::record::flush_all();
     // SAFETY: as for `passthrough`, with the environment array replaced by
     // an equivalent one that keeps the preload.
     unsafe { dgad_guarded_syscall(a.as_ptr(), &ctx.pending_len) }

@@ -56,6 +56,8 @@ pub fn clone_thread(parent: &mut ThreadCtx, nr: i64, a: [u64; 5], next_pc: u64) 
     child.regs.gpr[reg::RCX] = next_pc;
     child.regs.gpr[reg::R11] = parent.regs.rflags;
     child.xsave.0.copy_from_slice(&parent.xsave.0);
+    child.shadow = parent.shadow;
+    child.shadow.gpr[reg::RAX] = [0; 2];
     // The child's first runtime frame: its context address at [rsp].
     let child_sp = child.rt_stack_top - 64;
     // SAFETY: child_sp is inside the child's fresh runtime stack.

@@ -40,6 +40,13 @@ pub enum ExitKind {
     Cpuid = 2,
     /// The instruction at `target` cannot be translated: stop with a diagnostic.
     Unsupported = 3,
+    /// A Valgrind client request (`rax` → request words, default result in
+    /// `rdx`); answer it, then continue at `target`.
+    ClientRequest = 4,
+    /// Apply the AD semantics of the guest instruction at `target` (not yet
+    /// executed), then continue in this block at the record's `patch`
+    /// offset, where the instruction itself follows.
+    Instrument = 5,
 }
 
 impl ExitKind {
@@ -50,6 +57,8 @@ impl ExitKind {
             1 => ExitKind::Syscall,
             2 => ExitKind::Cpuid,
             3 => ExitKind::Unsupported,
+            4 => ExitKind::ClientRequest,
+            5 => ExitKind::Instrument,
             _ => return None,
         })
     }
@@ -129,6 +138,9 @@ pub struct TranslateOptions {
     /// Count indirect-branch hits in the context (for statistics; costs
     /// three instructions per hit).
     pub count_ibl_hits: bool,
+    /// Which instructions get an [`ExitKind::Instrument`] call before them
+    /// (the AD modes); `None` in null mode.
+    pub instrument: Option<fn(&Instruction) -> bool>,
 }
 
 impl Default for TranslateOptions {
@@ -136,6 +148,7 @@ impl Default for TranslateOptions {
         TranslateOptions {
             max_insns: MAX_BLOCK_INSNS,
             count_ibl_hits: false,
+            instrument: None,
         }
     }
 }
@@ -166,6 +179,7 @@ pub fn translate_block(
         pending: Vec::new(),
         encoder: Encoder::new(64),
         count_ibl_hits: opts.count_ibl_hits,
+        instrument: opts.instrument,
     };
     let mut decoder = Decoder::with_ip(64, &window, guest_pc, DecoderOptions::NONE);
     let mut insn = Instruction::default();
@@ -191,6 +205,14 @@ pub fn translate_block(
         count += 1;
         no_semantics += usize::from(crate::semantics::semantics(insn.code()).is_none());
         end_pc = insn.next_ip();
+        let offset = (insn.ip() - guest_pc) as usize;
+        if let Some(len) = client_request_at(&window[offset..]) {
+            t.map(insn.ip(), false);
+            end_pc = insn.ip() + len as u64;
+            t.exit_stub(end_pc, ExitKind::ClientRequest, None);
+            ended = true;
+            break;
+        }
         match t.translate_insn(
             &insn,
             &window[(insn.ip() - guest_pc) as usize..][..insn.len()],
@@ -241,6 +263,7 @@ struct Translator<'a> {
     pending: Vec<(usize, u64, ExitKind)>,
     encoder: Encoder,
     count_ibl_hits: bool,
+    instrument: Option<fn(&Instruction) -> bool>,
 }
 
 impl Translator<'_> {
@@ -290,6 +313,9 @@ impl Translator<'_> {
         match insn.flow_control() {
             FlowControl::Next | FlowControl::Exception | FlowControl::XbeginXabortXend => {
                 self.map(insn.ip(), false);
+                if self.instrument.is_some_and(|wants| wants(insn)) {
+                    self.instrument_call(insn.ip());
+                }
                 self.copy(insn, bytes)?;
                 // A trapping instruction (ud2, int3, hlt) ends the block, so
                 // the pc the kernel reports after it is a mapped boundary.
@@ -376,6 +402,25 @@ impl Translator<'_> {
                 Ok(Flow::Ended)
             }
         }
+    }
+
+    /// An exit to the runtime that applies the instruction's AD semantics
+    /// and comes back right after its record, where the instruction
+    /// follows. Both ends are boundaries of the same guest instruction.
+    fn instrument_call(&mut self, guest_pc: u64) {
+        let stub = self.e.offset();
+        self.e.store_gs(self.layout.spill_rax, Gpr::RAX);
+        let rel = self.e.lea_rax_rip_placeholder();
+        self.e.jmp_gs(self.layout.enter_exit);
+        let record = self.e.offset();
+        debug_assert_eq!(record - stub, EXIT_STUB_LEN);
+        self.e.bind_rel32(rel, record);
+        let resume = core::mem::size_of::<ExitRecord>() as i32; // right after the record
+        self.e.bytes(&guest_pc.to_le_bytes());
+        self.e.bytes(&(ExitKind::Instrument as u32).to_le_bytes());
+        self.e.bytes(&resume.to_le_bytes());
+        self.exits.push(record);
+        self.map(guest_pc, false);
     }
 
     /// Copies a guest instruction, re-encoding it at the cache address when
@@ -493,6 +538,20 @@ impl Translator<'_> {
         }
         literals_start
     }
+}
+
+/// Valgrind's amd64 client-request preamble (`rol rdi,3; rol rdi,13;
+/// rol rdi,61; rol rdi,51`, a no-op natively) and the `xchg rbx,rbx` that
+/// marks the request.
+const CLIENT_REQUEST: [u8; 19] = [
+    0x48, 0xc1, 0xc7, 0x03, 0x48, 0xc1, 0xc7, 0x0d, 0x48, 0xc1, 0xc7, 0x3d, 0x48, 0xc1, 0xc7, 0x33,
+    0x48, 0x87, 0xdb,
+];
+
+/// The length of the client-request sequence if `code` starts with one.
+fn client_request_at(code: &[u8]) -> Option<usize> {
+    code.starts_with(&CLIENT_REQUEST)
+        .then_some(CLIENT_REQUEST.len())
 }
 
 fn is_near_direct(insn: &Instruction) -> bool {

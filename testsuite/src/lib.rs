@@ -10,6 +10,8 @@
 //! it does natively: same stdout bytes, same exit status, same stderr except
 //! for lines starting with `dgad:`, which are the tool's own.
 
+pub mod derivatives;
+
 use std::ffi::{OsStr, OsString};
 use std::fmt::Write as _;
 use std::fs;
@@ -191,14 +193,51 @@ impl Compiler {
 /// If the compiler is missing (with a pointer to `scripts/setup.sh`) or the
 /// compilation fails.
 pub fn build_program(source: &str, compiler: Compiler, opt: OptLevel) -> PathBuf {
-    compile(source, compiler, opt, OutputKind::Executable)
+    compile(
+        programs_dir().join(source),
+        compiler,
+        opt,
+        OutputKind::Executable,
+        &[],
+        &[],
+    )
+}
+
+/// Compiles a source given by its path (one generated under the target
+/// directory, say) like [`build_program`], with `extra_args` after the
+/// standard flags (include directories) and `link_args` after the source
+/// (libraries). A change of the arguments rebuilds; a change of the files
+/// they name does not, so a generator records what it depends on inside the
+/// source.
+pub fn build_program_at(
+    source: &Path,
+    compiler: Compiler,
+    opt: OptLevel,
+    extra_args: &[OsString],
+    link_args: &[OsString],
+) -> PathBuf {
+    compile(
+        source.to_path_buf(),
+        compiler,
+        opt,
+        OutputKind::Executable,
+        extra_args,
+        link_args,
+    )
 }
 
 /// Compiles `source` (relative to [`programs_dir`]) into a shared library
 /// `lib<stem>.so`, next to the executables of the same configuration, for
 /// programs that dlopen libraries of their own.
 pub fn build_shared_library(source: &str, compiler: Compiler, opt: OptLevel) -> PathBuf {
-    compile(source, compiler, opt, OutputKind::SharedLibrary)
+    compile(
+        programs_dir().join(source),
+        compiler,
+        opt,
+        OutputKind::SharedLibrary,
+        &[],
+        &[],
+    )
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -207,8 +246,14 @@ enum OutputKind {
     SharedLibrary,
 }
 
-fn compile(source: &str, compiler: Compiler, opt: OptLevel, kind: OutputKind) -> PathBuf {
-    let source_path = programs_dir().join(source);
+fn compile(
+    source_path: PathBuf,
+    compiler: Compiler,
+    opt: OptLevel,
+    kind: OutputKind,
+    extra_args: &[OsString],
+    link_args: &[OsString],
+) -> PathBuf {
     let language = Language::of(&source_path);
     let driver = compiler.driver(language);
     let stem = source_path
@@ -225,12 +270,14 @@ fn compile(source: &str, compiler: Compiler, opt: OptLevel, kind: OutputKind) ->
         let mut args: Vec<OsString> = Vec::new();
         args.extend(opt.flags().iter().map(OsString::from));
         args.extend(language.compile_flags().iter().map(OsString::from));
+        args.extend(extra_args.iter().cloned());
         if kind == OutputKind::SharedLibrary {
             args.extend(["-shared", "-fPIC"].map(OsString::from));
         }
         args.push("-o".into());
         args.push(output.into());
         args.push(source_path.clone().into());
+        args.extend(link_args.iter().cloned());
         args.extend(language.link_flags().iter().map(OsString::from));
         args
     };

@@ -1,0 +1,285 @@
+//! `dg-eval` end to end on record directories in temporary folders: the
+//! files it writes, its statistics, and the message and exit code of each
+//! error.
+
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Output};
+
+use tape_format::{file_name, write_indices, write_tape, Block};
+
+fn dg_eval(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_dg-eval"))
+        .arg(dir)
+        .args(args)
+        .output()
+        .expect("dg-eval runs")
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// Exits with `code` and prints exactly `message` (plus a newline) to
+/// stderr, without a panic.
+fn assert_fails(output: &Output, code: i32, message: &str) {
+    let err = stderr(output);
+    assert_eq!(output.status.code(), Some(code), "stderr: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(err, format!("{message}\n"));
+}
+
+/// y0 = x0 * x1, y1 = 2 * x1 at x0 = 3, x1 = -4 (reverse-mode paper, Figure 1,
+/// plus a second output).
+fn product_dir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let blocks = [
+        Block::ZERO,
+        Block::ZERO,                    // 1: x0 = 3
+        Block::ZERO,                    // 2: x1 = -4
+        Block::binary(1, -4.0, 2, 3.0), // 3: x0 * x1
+        Block::unary(3, 1.0),           // 4: output copy of y0
+        Block::unary(2, 2.0),           // 5: y1 = 2 * x1
+    ];
+    write_tape(&dir.path().join(file_name::TAPE), &blocks).unwrap();
+    write_indices(&dir.path().join(file_name::INPUT_INDICES), &[1, 2]).unwrap();
+    write_indices(&dir.path().join(file_name::OUTPUT_INDICES), &[4, 5]).unwrap();
+    dir
+}
+
+fn write(dir: &Path, name: &str, text: &str) {
+    fs::write(dir.join(name), text).unwrap();
+}
+
+fn read(dir: &Path, name: &str) -> String {
+    fs::read_to_string(dir.join(name)).unwrap()
+}
+
+#[test]
+fn reverse_mode_writes_input_bars() {
+    let dir = product_dir();
+    write(dir.path(), file_name::OUTPUT_BARS, "1.0\n0.5\n");
+    let output = dg_eval(dir.path(), &[]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(stdout(&output), "");
+    // d/dx0 = x1 = -4; d/dx1 = x0 + 0.5 * 2 = 4.
+    assert_eq!(read(dir.path(), file_name::INPUT_BARS), "-4\n4\n");
+}
+
+#[test]
+fn forward_mode_writes_output_dots() {
+    let dir = product_dir();
+    write(dir.path(), file_name::INPUT_DOTS, "0.25\n1\n");
+    let output = dg_eval(dir.path(), &["--forward"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    // y0dot = -4 * 0.25 + 3 * 1 = 2; y1dot = 2.
+    assert_eq!(read(dir.path(), file_name::OUTPUT_DOTS), "2\n2\n");
+}
+
+#[test]
+fn seed_files_with_several_columns_run_in_vector_mode() {
+    let dir = product_dir();
+    write(dir.path(), file_name::OUTPUT_BARS, "1 0 2\n0 1 1\n");
+    assert!(dg_eval(dir.path(), &[]).status.success());
+    assert_eq!(read(dir.path(), file_name::INPUT_BARS), "-4 0 -8\n3 2 8\n");
+    write(dir.path(), file_name::INPUT_DOTS, "1 0\n0 1\n");
+    assert!(dg_eval(dir.path(), &["--forward", "--lanes", "1"])
+        .status
+        .success());
+    assert_eq!(read(dir.path(), file_name::OUTPUT_DOTS), "-4 3\n0 2\n");
+}
+
+#[test]
+fn jacobian_is_one_line_per_output_in_either_mode() {
+    let dir = product_dir();
+    for args in [&["--jacobian"][..], &["--jacobian", "--forward"]] {
+        fs::remove_file(dir.path().join(file_name::JACOBIAN)).ok();
+        let output = dg_eval(dir.path(), args);
+        assert!(output.status.success(), "{args:?}: {}", stderr(&output));
+        assert_eq!(
+            read(dir.path(), file_name::JACOBIAN),
+            "-4 3\n0 2\n",
+            "{args:?}"
+        );
+    }
+}
+
+#[test]
+fn stats_report_the_tape_and_the_sweep() {
+    let dir = product_dir();
+    write(dir.path(), file_name::OUTPUT_BARS, "1\n0\n");
+    let output = dg_eval(dir.path(), &["--stats"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    for expected in [
+        "tape:             6 blocks, 192 bytes\n",
+        "inputs:           2\n",
+        "outputs:          2\n",
+        "active operands:  0: 3 blocks, 1: 2, 2: 1 (validated in ",
+        "plan:             reverse sweep; directions: 1, passes: 1, lanes: 1, threads: 1\n",
+        "sweep:            ",
+        " ns per block and pass, ",
+        " GB/s of tape\n",
+    ] {
+        assert!(text.contains(expected), "{expected:?} not in\n{text}");
+    }
+    assert_eq!(read(dir.path(), file_name::INPUT_BARS), "-4\n3\n");
+}
+
+#[test]
+fn print_lists_every_block_with_its_role() {
+    let dir = product_dir();
+    let output = dg_eval(dir.path(), &["--print"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(
+        stdout(&output),
+        "index\tindex1\tindex2\tpartial1\tpartial2\trole\n\
+         0\t0\t0\t0\t0\tpassive\n\
+         1\t0\t0\t0\t0\tinput\n\
+         2\t0\t0\t0\t0\tinput\n\
+         3\t1\t2\t-4\t3\t\n\
+         4\t3\t0\t1\t0\toutput\n\
+         5\t2\t0\t2\t0\toutput\n"
+    );
+}
+
+#[test]
+fn missing_record_directory_fails_with_the_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nothing-here");
+    let tape = missing.join(file_name::TAPE);
+    assert_fails(
+        &dg_eval(&missing, &[]),
+        1,
+        &format!(
+            "dg-eval: record directory {}: cannot read {}: No such file or directory (os error 2)",
+            missing.display(),
+            tape.display()
+        ),
+    );
+}
+
+#[test]
+fn missing_seed_file_fails_with_the_path() {
+    let dir = product_dir();
+    let bars = dir.path().join(file_name::OUTPUT_BARS);
+    assert_fails(
+        &dg_eval(dir.path(), &[]),
+        1,
+        &format!(
+            "dg-eval: cannot read {}: No such file or directory (os error 2)",
+            bars.display()
+        ),
+    );
+}
+
+#[test]
+fn inconsistent_files_fail_with_file_line_and_expectation() {
+    let context = |dir: &Path| format!("dg-eval: record directory {}: ", dir.display());
+
+    let dir = product_dir();
+    let mut tape = fs::read(dir.path().join(file_name::TAPE)).unwrap();
+    tape.truncate(180);
+    fs::write(dir.path().join(file_name::TAPE), tape).unwrap();
+    assert_fails(
+        &dg_eval(dir.path(), &[]),
+        1,
+        &format!(
+            "{}dg-tape: 180 bytes is not a multiple of 32 (5 whole blocks and 20 more bytes: \
+             truncated while writing block 5?)",
+            context(dir.path())
+        ),
+    );
+
+    let dir = product_dir();
+    write(dir.path(), file_name::INPUT_INDICES, "1\n2\n5000\n");
+    assert_fails(
+        &dg_eval(dir.path(), &[]),
+        1,
+        &format!(
+            "{}dg-input-indices line 3: index 5000 is beyond the tape's 6 blocks",
+            context(dir.path())
+        ),
+    );
+
+    let dir = product_dir();
+    write(dir.path(), file_name::OUTPUT_INDICES, "4\nfive\n");
+    assert_fails(
+        &dg_eval(dir.path(), &[]),
+        1,
+        &format!(
+            "{}dg-output-indices line 2: expected one decimal index, found \"five\"",
+            context(dir.path())
+        ),
+    );
+}
+
+#[test]
+fn seed_count_must_match_the_variables() {
+    let dir = product_dir();
+    write(dir.path(), file_name::OUTPUT_BARS, "1\n");
+    assert_fails(
+        &dg_eval(dir.path(), &[]),
+        1,
+        "dg-eval: dg-output-bars has 1 lines, but dg-output-indices lists 2 outputs",
+    );
+    write(dir.path(), file_name::INPUT_DOTS, "1\n2\n3\n");
+    assert_fails(
+        &dg_eval(dir.path(), &["--forward"]),
+        1,
+        "dg-eval: dg-input-dots has 3 lines, but dg-input-indices lists 2 inputs",
+    );
+    write(dir.path(), file_name::OUTPUT_BARS, "1\nx\n");
+    assert_fails(
+        &dg_eval(dir.path(), &[]),
+        1,
+        "dg-eval: dg-output-bars line 2: expected a floating-point value, found \"x\"",
+    );
+}
+
+#[test]
+fn a_bad_operand_is_reported_by_the_sweep() {
+    let dir = product_dir();
+    let mut blocks: Vec<Block> = vec![Block::ZERO; 6];
+    blocks[3] = Block::binary(1, -4.0, 2, 3.0);
+    blocks[4] = Block::unary(3, 1.0);
+    blocks[5] = Block::unary(5, 2.0);
+    write_tape(&dir.path().join(file_name::TAPE), &blocks).unwrap();
+    write(dir.path(), file_name::OUTPUT_BARS, "1\n1\n");
+    assert_fails(
+        &dg_eval(dir.path(), &[]),
+        1,
+        "dg-eval: dg-tape block 5: operand index 5 is not smaller than 5",
+    );
+}
+
+#[test]
+fn usage_errors_exit_with_2() {
+    let dir = product_dir();
+    for args in [
+        &["--lanes", "9"][..],
+        &["--no-such-flag"],
+        &["--print", "--forward"],
+    ] {
+        let output = dg_eval(dir.path(), args);
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+        let err = stderr(&output);
+        assert!(
+            err.starts_with("error: ") && err.contains("--help"),
+            "{err}"
+        );
+    }
+    let output = Command::new(env!("CARGO_BIN_EXE_dg-eval"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+}

@@ -1,0 +1,1195 @@
+//! Applies one guest instruction's AD semantics before it executes: reads
+//! operand indices and values, writes tape blocks, updates destination
+//! shadows. The class comes from `rewriter::semantics`; the partial
+//! derivatives of each operation are written once, in [`partials`].
+
+use super::guest::{
+    effective_address, operand_shadow, read_index, read_mem, read_shadow, reg_shadow_offset,
+    st_value, vec_value, write_shadow, x87_top, ShadowLoc,
+};
+use super::{recorder, replay, Recorder};
+use crate::context::ThreadCtx;
+use iced_x86::{
+    Code, ConditionCode, Decoder, DecoderOptions, EncodingKind, Instruction,
+    InstructionInfoFactory, Mnemonic, OpAccess, OpKind, Register,
+};
+use rewriter::semantics::{semantics, Elem, FpOp, LogicOp, Semantics, Shape, SpecialKind};
+use shadowmem::RegFile;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Whether the translator should put an instrumentation call before `insn`.
+pub fn wants(insn: &Instruction) -> bool {
+    !matches!(
+        semantics(insn.code()),
+        Some(Semantics::NoWrite) | Some(Semantics::Special(SpecialKind::Control))
+    )
+}
+
+/// Applies the semantics of the guest instruction at `pc`.
+pub fn instrument(ctx: &mut ThreadCtx, pc: u64) {
+    let Some(r) = recorder() else { return };
+    let mut bytes = [0u8; 15];
+    let n = crate::cache::read_guest(pc, &mut bytes);
+    let insn = Decoder::with_ip(64, &bytes[..n], pc, DecoderOptions::NONE).decode();
+    match semantics(insn.code()) {
+        Some(Semantics::FpArith { op, elem, shape }) => fp_arith(ctx, r, &insn, op, elem, shape),
+        Some(Semantics::FpConvert { from, to, shape }) => fp_convert(ctx, &insn, from, to, shape),
+        Some(Semantics::BitLogic(op)) => bit_logic(ctx, r, &insn, op),
+        Some(Semantics::Move) => moves(ctx, &insn),
+        Some(Semantics::Special(SpecialKind::X87)) => x87(ctx, r, &insn),
+        Some(Semantics::Special(SpecialKind::String)) => strings(ctx, &insn),
+        Some(Semantics::Special(SpecialKind::Exchange)) => exchange(ctx, &insn),
+        Some(Semantics::NoWrite) | Some(Semantics::Special(SpecialKind::Control)) => {}
+        Some(Semantics::Passive) => clear_written(ctx, &insn, false),
+        Some(Semantics::Special(SpecialKind::GatherScatter)) | None => {
+            clear_written(ctx, &insn, true)
+        }
+    }
+    if crate::init::config().trace {
+        trace(ctx, &insn);
+    }
+}
+
+/// One `DGAD_LOG` line: the instruction and the first index of each
+/// register or memory operand after its semantics were applied.
+fn trace(ctx: &ThreadCtx, insn: &Instruction) {
+    use core::fmt::Write as _;
+    let mut line = crate::sys::StackBuf::<256>::new();
+    let mut dis = crate::sys::StackBuf::<128>::new();
+    crate::diag::disassemble(insn.ip(), &mut dis);
+    let _ = write!(
+        line,
+        "{:#x} {:<40}",
+        insn.ip(),
+        core::str::from_utf8(dis.as_bytes()).unwrap_or("?")
+    );
+    for op in 0..insn.op_count() {
+        if let Some(loc) = operand_shadow(ctx, insn, op) {
+            let _ = write!(line, " op{op}={}", read_index(ctx, loc));
+        }
+    }
+    crate::log!("{}", core::str::from_utf8(line.as_bytes()).unwrap_or("?"));
+}
+
+/// Partial derivatives of `op` at `(a, b)`: (∂/∂a, ∂/∂b). The conventions
+/// at kinks (min/max ties, sqrt at 0) are documented in docs/limitations.md.
+pub fn partials(op: FpOp, a: f64, b: f64) -> (f64, f64) {
+    match op {
+        FpOp::Add => (1.0, 1.0),
+        FpOp::Sub => (1.0, -1.0),
+        FpOp::Mul => (b, a),
+        FpOp::Div => (1.0 / b, -a / (b * b)),
+        FpOp::Sqrt => (0.5 / a.sqrt(), 0.0),
+        FpOp::Rcp => (-1.0 / (a * a), 0.0),
+        FpOp::Rsqrt => (-0.5 / (a * a.sqrt()), 0.0),
+        // x86 min/max return the second operand unless the first is
+        // strictly smaller (larger).
+        FpOp::Min => {
+            if a < b {
+                (1.0, 0.0)
+            } else {
+                (0.0, 1.0)
+            }
+        }
+        FpOp::Max => {
+            if a > b {
+                (1.0, 0.0)
+            } else {
+                (0.0, 1.0)
+            }
+        }
+        FpOp::Round => (0.0, 0.0),
+        FpOp::HAdd | FpOp::AddSub | FpOp::HSub | FpOp::Fma(_) => {
+            unreachable!("lane-structured ops")
+        }
+    }
+}
+
+/// One new index for a result `φ(a, b)`, or 0 when it is passive.
+fn result_index(ctx: &mut ThreadCtx, r: &Recorder, ia: u32, pa: f64, ib: u32, pb: f64) -> u32 {
+    if (ia == 0 && ib == 0) || r.disabled.load(Ordering::Relaxed) > 0 {
+        return 0;
+    }
+    let (ia, pa) = if pa == 0.0 { (0, 0.0) } else { (ia, pa) };
+    let (ib, pb) = if pb == 0.0 { (0, 0.0) } else { (ib, pb) };
+    if ia == 0 && ib == 0 {
+        return 0;
+    }
+    r.new_block(ctx, u64::from(ia), pa, u64::from(ib), pb) as u32
+}
+
+/// A vector operand as lanes: data bytes and shadow bytes.
+struct Lanes {
+    data: [u8; 64],
+    shadow: [u8; 64],
+}
+
+impl Lanes {
+    fn value(&self, lane: usize, elem: Elem) -> f64 {
+        match elem {
+            Elem::F32 => f32::from_le_bytes(self.data[4 * lane..][..4].try_into().unwrap()) as f64,
+            _ => f64::from_le_bytes(self.data[8 * lane..][..8].try_into().unwrap()),
+        }
+    }
+    fn index(&self, lane: usize, elem: Elem) -> u32 {
+        let w = elem_bytes(elem);
+        u32::from_le_bytes(self.shadow[w * lane..][..4].try_into().unwrap())
+    }
+}
+
+fn elem_bytes(e: Elem) -> usize {
+    match e {
+        Elem::F32 => 4,
+        Elem::F64 => 8,
+        Elem::F80 => 10,
+    }
+}
+
+/// Reads operand `op` as lanes (a memory operand: as many bytes as it
+/// has, broadcast to every lane when the instruction broadcasts).
+fn lanes_of(ctx: &ThreadCtx, insn: &Instruction, op: u32, elem: Elem) -> Option<Lanes> {
+    let mut l = Lanes {
+        data: [0; 64],
+        shadow: [0; 64],
+    };
+    match insn.op_kind(op) {
+        OpKind::Register => {
+            let r = insn.op_register(op);
+            l.data = vec_value(ctx, r.number());
+            read_shadow(ctx, ShadowLoc::Reg(reg_shadow_offset(r)?), &mut l.shadow);
+        }
+        OpKind::Memory => {
+            let ea = effective_address(ctx, insn, 0)?;
+            let size = insn.memory_size().size().min(64);
+            let loc = ShadowLoc::Mem(shadowmem::shadow_of(ea));
+            if !shadowmem::is_app(ea) || !read_mem(ea, &mut l.data[..size]) {
+                return None;
+            }
+            read_shadow(ctx, loc, &mut l.shadow[..size]);
+            if insn.is_broadcast() {
+                let w = elem_bytes(elem);
+                for lane in 1..64 / w {
+                    l.data.copy_within(0..w, lane * w);
+                    l.shadow.copy_within(0..w, lane * w);
+                }
+            }
+        }
+        _ => return None,
+    }
+    Some(l)
+}
+
+/// Operand numbers of the register/memory operands (immediates skipped).
+fn data_operands(insn: &Instruction) -> Vec<u32> {
+    (0..insn.op_count())
+        .filter(|&i| matches!(insn.op_kind(i), OpKind::Register | OpKind::Memory))
+        .collect()
+}
+
+fn dest_bytes(insn: &Instruction) -> usize {
+    insn.op0_register().size().clamp(4, 64)
+}
+
+/// SSE/AVX floating-point arithmetic, lane by lane.
+fn fp_arith(
+    ctx: &mut ThreadCtx,
+    r: &Recorder,
+    insn: &Instruction,
+    op: FpOp,
+    elem: Elem,
+    shape: Shape,
+) {
+    let ops = data_operands(insn);
+    let legacy = insn.encoding() == EncodingKind::Legacy;
+    let w = elem_bytes(elem);
+    let vl = dest_bytes(insn);
+    let lanes = if shape == Shape::Scalar { 1 } else { vl / w };
+    let Some(dest_loc) = reg_shadow_offset(insn.op0_register()) else {
+        return clear_written(ctx, insn, true);
+    };
+    // The new destination shadow starts as what the destination keeps:
+    // legacy SSE keeps bytes above what it writes; VEX/EVEX zero them, and
+    // scalar VEX forms take bytes 4/8..16 from the first source.
+    let mut out = [0u8; 64];
+    let mut old = [0u8; 64];
+    read_shadow(ctx, ShadowLoc::Reg(dest_loc), &mut old);
+    if legacy {
+        out = old;
+    } else if shape == Shape::Scalar && ops.len() >= 3 {
+        if let Some(src1) = lanes_of(ctx, insn, ops[1], elem) {
+            out[..16].copy_from_slice(&src1.shadow[..16]);
+        }
+    }
+    let unary = matches!(op, FpOp::Sqrt | FpOp::Rcp | FpOp::Rsqrt | FpOp::Round);
+    let get = |i: usize| lanes_of(ctx, insn, ops[i], elem);
+    let set = |out: &mut [u8; 64], lane: usize, index: u32| {
+        out[w * lane..][..w].fill(0);
+        out[w * lane..][..4].copy_from_slice(&index.to_le_bytes());
+    };
+    match op {
+        FpOp::Fma(form) => {
+            let pick = |d: u8| ops.get(usize::from(d) - 1).copied();
+            let (Some(x), Some(y), Some(z)) = (
+                pick(form.order[0]),
+                pick(form.order[1]),
+                pick(form.order[2]),
+            ) else {
+                return clear_written(ctx, insn, true);
+            };
+            let (Some(x), Some(y), Some(z)) = (
+                lanes_of(ctx, insn, x, elem),
+                lanes_of(ctx, insn, y, elem),
+                lanes_of(ctx, insn, z, elem),
+            ) else {
+                return clear_written(ctx, insn, true);
+            };
+            for lane in 0..lanes {
+                let sign_p = if form.neg_product { -1.0 } else { 1.0 };
+                let sub = if form.alternating {
+                    (lane % 2 == 0) != form.sub_addend
+                } else {
+                    form.sub_addend
+                };
+                let sign_z = if sub { -1.0 } else { 1.0 };
+                let (xv, yv) = (x.value(lane, elem), y.value(lane, elem));
+                // Two blocks: the product, then the sum.
+                let t = result_index(
+                    ctx,
+                    r,
+                    x.index(lane, elem),
+                    sign_p * yv,
+                    y.index(lane, elem),
+                    sign_p * xv,
+                );
+                let idx = result_index(ctx, r, t, 1.0, z.index(lane, elem), sign_z);
+                set(&mut out, lane, idx);
+            }
+        }
+        FpOp::HAdd | FpOp::HSub => {
+            let (Some(a), Some(b)) = (get(ops.len() - 2), get(ops.len() - 1)) else {
+                return;
+            };
+            let sign = if op == FpOp::HSub { -1.0 } else { 1.0 };
+            let per128 = 16 / w;
+            for lane in 0..lanes {
+                let block = lane / per128 * per128;
+                let k = lane % per128;
+                let src = if k < per128 / 2 { &a } else { &b };
+                let j = block + 2 * (k % (per128 / 2));
+                let idx = result_index(
+                    ctx,
+                    r,
+                    src.index(j, elem),
+                    1.0,
+                    src.index(j + 1, elem),
+                    sign,
+                );
+                set(&mut out, lane, idx);
+            }
+        }
+        FpOp::AddSub => {
+            let (Some(a), Some(b)) = (get(ops.len() - 2), get(ops.len() - 1)) else {
+                return;
+            };
+            for lane in 0..lanes {
+                let s = if lane % 2 == 0 { -1.0 } else { 1.0 };
+                let idx = result_index(ctx, r, a.index(lane, elem), 1.0, b.index(lane, elem), s);
+                set(&mut out, lane, idx);
+            }
+        }
+        _ if unary => {
+            let Some(a) = get(ops.len() - 1) else {
+                return clear_written(ctx, insn, true);
+            };
+            for lane in 0..lanes {
+                let (pa, _) = partials(op, a.value(lane, elem), 0.0);
+                let idx = result_index(ctx, r, a.index(lane, elem), pa, 0, 0.0);
+                set(&mut out, lane, idx);
+            }
+        }
+        _ => {
+            let (ia, ib) = if legacy { (0, 1) } else { (1, 2) };
+            let (Some(a), Some(b)) = (
+                ops.get(ia).and_then(|&o| lanes_of(ctx, insn, o, elem)),
+                ops.get(ib).and_then(|&o| lanes_of(ctx, insn, o, elem)),
+            ) else {
+                return clear_written(ctx, insn, true);
+            };
+            for lane in 0..lanes {
+                let (pa, pb) = partials(op, a.value(lane, elem), b.value(lane, elem));
+                let idx = result_index(ctx, r, a.index(lane, elem), pa, b.index(lane, elem), pb);
+                set(&mut out, lane, idx);
+            }
+        }
+    }
+    apply_mask(ctx, insn, &old, &mut out, w, lanes);
+    write_shadow(ctx, ShadowLoc::Reg(dest_loc), &out);
+}
+
+/// EVEX masking: lanes whose mask bit is clear keep the old shadow
+/// (merging) or become passive (zeroing).
+fn apply_mask(
+    ctx: &ThreadCtx,
+    insn: &Instruction,
+    old: &[u8; 64],
+    out: &mut [u8; 64],
+    w: usize,
+    lanes: usize,
+) {
+    let k = insn.op_mask();
+    if k == Register::None {
+        return;
+    }
+    let bits = super::guest::kreg_value(ctx, k.number());
+    for lane in 0..lanes {
+        if bits & (1 << lane) == 0 {
+            if insn.zeroing_masking() {
+                out[w * lane..][..w].fill(0);
+            } else {
+                out[w * lane..][..w].copy_from_slice(&old[w * lane..][..w]);
+            }
+        }
+    }
+}
+
+/// Conversions between f32 and f64 keep each lane's index.
+fn fp_convert(ctx: &mut ThreadCtx, insn: &Instruction, from: Elem, to: Elem, shape: Shape) {
+    let ops = data_operands(insn);
+    let legacy = insn.encoding() == EncodingKind::Legacy;
+    let Some(dest_loc) = reg_shadow_offset(insn.op0_register()) else {
+        return clear_written(ctx, insn, true);
+    };
+    let Some(src) = lanes_of(ctx, insn, *ops.last().unwrap(), from) else {
+        return clear_written(ctx, insn, true);
+    };
+    let mut old = [0u8; 64];
+    read_shadow(ctx, ShadowLoc::Reg(dest_loc), &mut old);
+    let mut out = if legacy { old } else { [0u8; 64] };
+    if !legacy && shape == Shape::Scalar && ops.len() >= 3 {
+        if let Some(src1) = lanes_of(ctx, insn, ops[1], to) {
+            out[..16].copy_from_slice(&src1.shadow[..16]);
+        }
+    }
+    let (wf, wt) = (elem_bytes(from), elem_bytes(to));
+    let lanes = if shape == Shape::Scalar {
+        1
+    } else {
+        dest_bytes(insn).max(insn.op_register(*ops.last().unwrap()).size()) / wf.max(wt)
+    };
+    let lanes = if shape == Shape::Packed && wt < wf {
+        lanes.min(dest_bytes(insn) / wt)
+    } else {
+        lanes
+    };
+    if shape == Shape::Packed && wt < wf {
+        // Narrowing: the destination holds half as many bytes; the rest is zero.
+        out[lanes * wt..].fill(0);
+    }
+    for lane in 0..lanes {
+        let idx = src.index(lane, from);
+        out[wt * lane..][..wt].fill(0);
+        out[wt * lane..][..4].copy_from_slice(&idx.to_le_bytes());
+    }
+    apply_mask(ctx, insn, &old, &mut out, wt, lanes);
+    write_shadow(ctx, ShadowLoc::Reg(dest_loc), &out);
+}
+
+const SIGN64: u64 = 0x8000_0000_0000_0000;
+const SIGN32: u64 = 0x8000_0000;
+
+/// Bitwise logic: recognise abs, negation, negative abs and copysign with a
+/// passive sign-bit mask (the bit-tricks of the forward-mode paper); other
+/// logic on active data makes the result passive, with a warning.
+fn bit_logic(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction, op: LogicOp) {
+    let ops = data_operands(insn);
+    if op == LogicOp::Ternary || ops.len() < 2 {
+        return clear_written(ctx, insn, true);
+    }
+    let legacy = insn.encoding() == EncodingKind::Legacy || insn.op0_register().is_gpr();
+    let (ia, ib) = if legacy { (0, 1) } else { (1, 2) };
+    let gpr = insn.op0_kind() == OpKind::Register && insn.op0_register().is_gpr()
+        || insn.op0_kind() == OpKind::Memory
+            && insn.memory_size().size() <= 8
+            && !is_vector_op(insn);
+    let w = match insn.mnemonic() {
+        Mnemonic::Andps
+        | Mnemonic::Andnps
+        | Mnemonic::Orps
+        | Mnemonic::Xorps
+        | Mnemonic::Vandps
+        | Mnemonic::Vandnps
+        | Mnemonic::Vorps
+        | Mnemonic::Vxorps
+        | Mnemonic::Vpandd
+        | Mnemonic::Vpandnd
+        | Mnemonic::Vpord
+        | Mnemonic::Vpxord => 4,
+        _ if gpr => insn
+            .memory_size()
+            .size()
+            .max(if insn.op0_kind() == OpKind::Register {
+                insn.op0_register().size()
+            } else {
+                0
+            })
+            .clamp(1, 8),
+        _ => 8,
+    };
+    let read = |i: usize| -> Option<([u8; 64], [u8; 64])> {
+        let o = *ops.get(i)?;
+        let mut d = [0u8; 64];
+        let mut s = [0u8; 64];
+        match insn.op_kind(o) {
+            OpKind::Register if gpr => {
+                let reg = insn.op_register(o);
+                d[..8].copy_from_slice(&super::guest::gpr_value(ctx, reg).to_le_bytes());
+                read_shadow(ctx, ShadowLoc::Reg(reg_shadow_offset(reg)?), &mut s[..8]);
+            }
+            OpKind::Register | OpKind::Memory => {
+                let l = lanes_of(ctx, insn, o, Elem::F64)?;
+                d = l.data;
+                s = l.shadow;
+            }
+            OpKind::Immediate8
+            | OpKind::Immediate32to64
+            | OpKind::Immediate32
+            | OpKind::Immediate8to64 => {
+                d[..8].copy_from_slice(&insn.immediate(o).to_le_bytes());
+            }
+            _ => return None,
+        }
+        Some((d, s))
+    };
+    let b_op = (0..insn.op_count()).find(|&i| i as usize >= ib);
+    let a = read(ia);
+    let b = match b_op {
+        Some(i)
+            if matches!(
+                insn.op_kind(i),
+                OpKind::Immediate8
+                    | OpKind::Immediate32to64
+                    | OpKind::Immediate32
+                    | OpKind::Immediate8to64
+            ) =>
+        {
+            let mut d = [0u8; 64];
+            d[..8].copy_from_slice(&insn.immediate(i).to_le_bytes());
+            Some((d, [0u8; 64]))
+        }
+        _ => read(ib),
+    };
+    let (Some((ad, ash)), Some((bd, bsh))) = (a, b) else {
+        return clear_written(ctx, insn, true);
+    };
+    let bytes = if gpr { w } else { dest_bytes(insn) };
+    let lanes = (bytes / w.max(4)).max(1);
+    let lane_w = if gpr { w.clamp(4, 8) } else { w };
+    let same_reg = ops.len() >= 2
+        && insn.op_kind(ops[ia]) == OpKind::Register
+        && insn.op_kind(ops[ib.min(ops.len() - 1)]) == OpKind::Register
+        && insn.op_register(ops[ia]) == insn.op_register(ops[ib.min(ops.len() - 1)]);
+    let mut out = [0u8; 64];
+    let mut warned_unknown = false;
+    for lane in 0..lanes {
+        let off = lane * lane_w;
+        let idx_a = u32::from_le_bytes(ash[off..off + 4].try_into().unwrap());
+        let idx_b = u32::from_le_bytes(bsh[off..off + 4].try_into().unwrap());
+        let val = |d: &[u8; 64]| -> u64 {
+            if lane_w == 8 {
+                u64::from_le_bytes(d[off..off + 8].try_into().unwrap())
+            } else {
+                u64::from(u32::from_le_bytes(d[off..off + 4].try_into().unwrap()))
+            }
+        };
+        let (va, vb) = (val(&ad), val(&bd));
+        let sign = if lane_w == 8 { SIGN64 } else { SIGN32 };
+        let all = if lane_w == 8 { u64::MAX } else { 0xffff_ffff };
+        let idx = if same_reg || (idx_a == 0 && idx_b == 0) {
+            0
+        } else if idx_a != 0 && idx_b != 0 {
+            warned_unknown = true;
+            0
+        } else {
+            // x is the active operand, m the passive one; for andn the
+            // first operand is the complemented one.
+            let (x_first, ix, xv, m) = if idx_a != 0 {
+                (true, idx_a, va, vb)
+            } else {
+                (false, idx_b, vb, va)
+            };
+            let x_negative = xv & sign != 0;
+            let abs_partial = if x_negative { -1.0 } else { 1.0 };
+            let pick = match op {
+                LogicOp::And if m == all => Some(1.0),
+                LogicOp::And if m == all ^ sign => Some(abs_partial),
+                LogicOp::And if m & !sign == 0 => Some(0.0), // sign extraction or zero
+                LogicOp::AndNot if !x_first && m == sign => Some(abs_partial),
+                LogicOp::AndNot if !x_first && m == 0 => Some(1.0),
+                LogicOp::AndNot if x_first && (!xv & all & m) == 0 => Some(0.0),
+                LogicOp::Or if m == 0 => Some(1.0),
+                LogicOp::Or if m == sign => Some(-abs_partial),
+                LogicOp::Xor if m == 0 => Some(1.0),
+                LogicOp::Xor if m == sign => Some(-1.0),
+                _ => None,
+            };
+            match pick {
+                Some(p) => result_index(ctx, r, ix, p, 0, 0.0),
+                None => {
+                    warned_unknown = true;
+                    0
+                }
+            }
+        };
+        out[off..off + 4].copy_from_slice(&idx.to_le_bytes());
+    }
+    if warned_unknown {
+        warn_once(insn, "bitwise logic on active data that is not a sign-bit trick; the result is treated as a constant");
+    }
+    // Destination: GPRs take the whole 8-byte shadow (32-bit writes zero the
+    // upper half); vector registers as in fp_arith; memory its size.
+    match insn.op0_kind() {
+        OpKind::Register if gpr => {
+            let reg = insn.op0_register();
+            let Some(loc) = reg_shadow_offset(reg) else {
+                return;
+            };
+            let mut cur = [0u8; 8];
+            read_shadow(ctx, ShadowLoc::Reg(loc), &mut cur);
+            match reg.size() {
+                8 | 4 => write_shadow(
+                    ctx,
+                    ShadowLoc::Reg(RegFile::gpr_offset(reg.full_register().number(), 0)),
+                    &{
+                        let mut v = [0u8; 8];
+                        v[..reg.size()].copy_from_slice(&out[..reg.size()]);
+                        v
+                    },
+                ),
+                _ => write_shadow(ctx, ShadowLoc::Reg(loc), &[0u8; 4][..reg.size().min(4)]),
+            }
+        }
+        OpKind::Register => {
+            let Some(loc) = reg_shadow_offset(insn.op0_register()) else {
+                return;
+            };
+            let mut old = [0u8; 64];
+            read_shadow(ctx, ShadowLoc::Reg(loc), &mut old);
+            let mut full = if legacy { old } else { [0u8; 64] };
+            full[..bytes].copy_from_slice(&out[..bytes]);
+            apply_mask(ctx, insn, &old, &mut full, w, bytes / w);
+            write_shadow(ctx, ShadowLoc::Reg(loc), &full);
+        }
+        OpKind::Memory => {
+            if let Some(loc) = operand_shadow(ctx, insn, 0) {
+                let size = insn.memory_size().size().min(64);
+                write_shadow(ctx, loc, &out[..size]);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn is_vector_op(insn: &Instruction) -> bool {
+    (0..insn.op_count())
+        .any(|i| insn.op_kind(i) == OpKind::Register && insn.op_register(i).is_vector_register())
+}
+
+/// Moves: replay on shadows; push/pop/leave by hand; anything else that
+/// cannot be replayed falls back to the conservative rule.
+fn moves(ctx: &mut ThreadCtx, insn: &Instruction) {
+    use super::guest::gpr_value;
+    let rsp = ctx.regs.gpr[4];
+    match insn.mnemonic() {
+        Mnemonic::Push => {
+            let size = insn.stack_pointer_increment().unsigned_abs() as usize;
+            let mut sh = [0u8; 8];
+            match insn.op0_kind() {
+                OpKind::Register => {
+                    if let Some(off) = reg_shadow_offset(insn.op0_register()) {
+                        read_shadow(ctx, ShadowLoc::Reg(off), &mut sh[..size]);
+                    }
+                }
+                OpKind::Memory => {
+                    if let Some(loc) = operand_shadow(ctx, insn, 0) {
+                        read_shadow(ctx, loc, &mut sh[..size]);
+                    }
+                }
+                _ => {}
+            }
+            write_mem_shadow(ctx, rsp - size as u64, &sh[..size]);
+        }
+        Mnemonic::Pop => {
+            let size = insn.stack_pointer_increment() as usize;
+            let mut sh = [0u8; 8];
+            read_mem_shadow(ctx, rsp, &mut sh[..size]);
+            match insn.op0_kind() {
+                OpKind::Register => {
+                    if let Some(off) = reg_shadow_offset(insn.op0_register()) {
+                        write_shadow(ctx, ShadowLoc::Reg(off), &sh[..size]);
+                    }
+                }
+                OpKind::Memory => {
+                    // The address is computed after rsp is incremented.
+                    let mut after = ctx.regs.gpr;
+                    after[4] += size as u64;
+                    let saved = ctx.regs.gpr;
+                    ctx.regs.gpr = after;
+                    let ea = effective_address(ctx, insn, 0);
+                    ctx.regs.gpr = saved;
+                    if let Some(ea) = ea {
+                        write_mem_shadow(ctx, ea, &sh[..size]);
+                    }
+                }
+                _ => {}
+            }
+        }
+        Mnemonic::Leave => {
+            let rbp = gpr_value(ctx, Register::RBP);
+            let mut sh = [0u8; 8];
+            read_mem_shadow(ctx, rbp, &mut sh);
+            write_shadow(ctx, ShadowLoc::Reg(RegFile::gpr_offset(5, 0)), &sh);
+            write_shadow(ctx, ShadowLoc::Reg(RegFile::gpr_offset(4, 0)), &[0u8; 8]);
+        }
+        // `mov r/m, imm` writes a constant: its immediate is data, not a
+        // selector, so it must not be replayed into the shadow.
+        Mnemonic::Mov if (0..insn.op_count()).any(|i| is_immediate(insn.op_kind(i))) => {
+            clear_written(ctx, insn, false)
+        }
+        _ => {
+            let mem = if (0..insn.op_count()).any(|i| insn.op_kind(i) == OpKind::Memory) {
+                match effective_address(ctx, insn, 0) {
+                    Some(ea) if shadowmem::is_app(ea) => shadowmem::shadow_of(ea),
+                    _ => return clear_written(ctx, insn, false),
+                }
+            } else {
+                0
+            };
+            if !replay::replay(ctx, insn, mem) {
+                clear_written(ctx, insn, true);
+            }
+        }
+    }
+}
+
+fn is_immediate(k: OpKind) -> bool {
+    matches!(
+        k,
+        OpKind::Immediate8
+            | OpKind::Immediate16
+            | OpKind::Immediate32
+            | OpKind::Immediate64
+            | OpKind::Immediate8to16
+            | OpKind::Immediate8to32
+            | OpKind::Immediate8to64
+            | OpKind::Immediate32to64
+    )
+}
+
+fn read_mem_shadow(ctx: &ThreadCtx, addr: u64, buf: &mut [u8]) {
+    if shadowmem::is_app(addr) {
+        read_shadow(ctx, ShadowLoc::Mem(shadowmem::shadow_of(addr)), buf);
+    } else {
+        buf.fill(0);
+    }
+}
+
+fn write_mem_shadow(ctx: &mut ThreadCtx, addr: u64, buf: &[u8]) {
+    if shadowmem::is_app(addr) {
+        write_shadow(ctx, ShadowLoc::Mem(shadowmem::shadow_of(addr)), buf);
+    }
+}
+
+/// String instructions: `movs` copies shadow like data, `stos` stores the
+/// accumulator's shadow, `lods` loads it; compares write nothing tracked.
+fn strings(ctx: &mut ThreadCtx, insn: &Instruction) {
+    let size = insn.memory_size().size().max(1);
+    let rep = insn.has_rep_prefix() || insn.has_repne_prefix();
+    let count = if rep { ctx.regs.gpr[1] } else { 1 };
+    if count == 0 {
+        return;
+    }
+    let back = ctx.regs.rflags & (1 << 10) != 0;
+    let (rsi, rdi) = (ctx.regs.gpr[6], ctx.regs.gpr[7]);
+    let total = count * size as u64;
+    let span = |start: u64| {
+        if back {
+            start + size as u64 - total
+        } else {
+            start
+        }
+    };
+    match insn.mnemonic() {
+        Mnemonic::Movsb | Mnemonic::Movsw | Mnemonic::Movsd | Mnemonic::Movsq => {
+            let (src, dst) = (span(rsi), span(rdi));
+            if shadowmem::is_app_range(src, src + total)
+                && shadowmem::is_app_range(dst, dst + total)
+            {
+                // SAFETY: both ranges are application memory, whose shadow is
+                // mapped; `copy` handles overlap like the data copy does.
+                unsafe {
+                    core::ptr::copy(
+                        shadowmem::shadow_of(src) as *const u8,
+                        shadowmem::shadow_of(dst) as *mut u8,
+                        total as usize,
+                    )
+                };
+            }
+        }
+        Mnemonic::Stosb | Mnemonic::Stosw | Mnemonic::Stosd | Mnemonic::Stosq => {
+            let mut acc = [0u8; 8];
+            read_shadow(ctx, ShadowLoc::Reg(RegFile::gpr_offset(0, 0)), &mut acc);
+            let dst = span(rdi);
+            if shadowmem::is_app_range(dst, dst + total) {
+                let base = shadowmem::shadow_of(dst);
+                for i in 0..count {
+                    // SAFETY: inside the checked application range's shadow.
+                    unsafe {
+                        core::ptr::copy_nonoverlapping(
+                            acc.as_ptr(),
+                            (base + i * size as u64) as *mut u8,
+                            size,
+                        )
+                    };
+                }
+            }
+        }
+        Mnemonic::Lodsb | Mnemonic::Lodsw | Mnemonic::Lodsd | Mnemonic::Lodsq => {
+            let last = if back {
+                rsi - (count - 1) * size as u64
+            } else {
+                rsi + (count - 1) * size as u64
+            };
+            let mut sh = [0u8; 8];
+            read_mem_shadow(ctx, last, &mut sh[..size]);
+            let full = if size == 4 { 8 } else { size };
+            write_shadow(ctx, ShadowLoc::Reg(RegFile::gpr_offset(0, 0)), &sh[..full]);
+        }
+        _ => {}
+    }
+}
+
+/// `xchg` swaps shadows; `xadd`/`cmpxchg` move like the data they move.
+fn exchange(ctx: &mut ThreadCtx, insn: &Instruction) {
+    let size = if insn.op0_kind() == OpKind::Register {
+        insn.op0_register().size()
+    } else {
+        insn.memory_size().size()
+    };
+    let (Some(a), Some(b)) = (operand_shadow(ctx, insn, 0), operand_shadow(ctx, insn, 1)) else {
+        return clear_written(ctx, insn, true);
+    };
+    let mut sa = [0u8; 16];
+    let mut sb = [0u8; 16];
+    read_shadow(ctx, a, &mut sa[..size]);
+    read_shadow(ctx, b, &mut sb[..size]);
+    let widen = |loc: ShadowLoc, reg: Option<Register>, data: &[u8]| -> (ShadowLoc, Vec<u8>) {
+        match (loc, reg) {
+            (ShadowLoc::Reg(_), Some(r)) if r.size() == 4 => {
+                let mut v = data[..4].to_vec();
+                v.extend_from_slice(&[0; 4]);
+                (
+                    ShadowLoc::Reg(RegFile::gpr_offset(r.full_register().number(), 0)),
+                    v,
+                )
+            }
+            _ => (loc, data.to_vec()),
+        }
+    };
+    let reg = |i: u32| (insn.op_kind(i) == OpKind::Register).then(|| insn.op_register(i));
+    match insn.mnemonic() {
+        Mnemonic::Xchg => {
+            let (la, va) = widen(a, reg(0), &sb[..size]);
+            let (lb, vb) = widen(b, reg(1), &sa[..size]);
+            write_shadow(ctx, la, &va);
+            write_shadow(ctx, lb, &vb);
+        }
+        Mnemonic::Xadd => {
+            let (lb, vb) = widen(b, reg(1), &sa[..size]);
+            write_shadow(ctx, lb, &vb);
+            let (la, va) = widen(a, reg(0), &[0u8; 16][..size]);
+            write_shadow(ctx, la, &va);
+        }
+        Mnemonic::Cmpxchg => {
+            let acc = Register::RAX;
+            let mask = if size == 8 {
+                u64::MAX
+            } else {
+                (1u64 << (8 * size)) - 1
+            };
+            let accv = super::guest::gpr_value(ctx, acc) & mask;
+            let mut dv = [0u8; 8];
+            let destv = match insn.op0_kind() {
+                OpKind::Register => super::guest::gpr_value(ctx, insn.op0_register()) & mask,
+                _ => {
+                    let ea = effective_address(ctx, insn, 0).unwrap_or(0);
+                    if read_mem(ea, &mut dv[..size]) {
+                        u64::from_le_bytes(dv) & mask
+                    } else {
+                        return clear_written(ctx, insn, true);
+                    }
+                }
+            };
+            if accv == destv {
+                let (la, va) = widen(a, reg(0), &sb[..size]);
+                write_shadow(ctx, la, &va);
+            } else {
+                let acc_reg = match size {
+                    8 => Register::RAX,
+                    4 => Register::EAX,
+                    2 => Register::AX,
+                    _ => Register::AL,
+                };
+                let loc = ShadowLoc::Reg(RegFile::gpr_offset(0, 0));
+                let (l, v) = widen(loc, Some(acc_reg), &sa[..size]);
+                write_shadow(ctx, l, &v);
+            }
+        }
+        _ => clear_written(ctx, insn, true),
+    }
+}
+
+/// The x87 stack: loads and stores keep indices, arithmetic records blocks.
+/// Register shadows are kept per physical register (`st(i)` is physical
+/// register `(TOP + i) mod 8`).
+fn x87(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction) {
+    let top = x87_top(ctx);
+    let phys = |t: usize, i: usize| (t + i) & 7;
+    let get = |ctx: &ThreadCtx, p: usize| ctx.shadow.x87[p][0];
+    let set = |ctx: &mut ThreadCtx, p: usize, v: u32| ctx.shadow.x87[p][0] = v;
+    let st_operand = |i: u32| -> Option<usize> {
+        let reg = insn.op_register(i);
+        (reg >= Register::ST0 && reg <= Register::ST7)
+            .then(|| reg as usize - Register::ST0 as usize)
+    };
+    let mem_index = |ctx: &ThreadCtx| -> u32 {
+        operand_shadow(
+            ctx,
+            insn,
+            (0..insn.op_count())
+                .find(|&i| insn.op_kind(i) == OpKind::Memory)
+                .unwrap_or(0),
+        )
+        .map_or(0, |l| read_index(ctx, l))
+    };
+    let mem_value = |ctx: &ThreadCtx| -> f64 {
+        let Some(ea) = effective_address(ctx, insn, 0) else {
+            return 0.0;
+        };
+        let mut b = [0u8; 10];
+        let size = insn.memory_size().size();
+        if !read_mem(ea, &mut b[..size.min(10)]) {
+            return 0.0;
+        }
+        match size {
+            4 => f32::from_le_bytes(b[..4].try_into().unwrap()) as f64,
+            8 => f64::from_le_bytes(b[..8].try_into().unwrap()),
+            10 => super::guest::f80_to_f64(&b),
+            2 => i16::from_le_bytes(b[..2].try_into().unwrap()) as f64,
+            _ => 0.0,
+        }
+    };
+    let m = insn.mnemonic();
+    match m {
+        Mnemonic::Fld => {
+            let idx = match insn.op0_kind() {
+                OpKind::Memory => mem_index(ctx),
+                _ => get(ctx, phys(top, st_operand(0).unwrap_or(0))),
+            };
+            set(ctx, phys(top, 7), idx);
+        }
+        Mnemonic::Fst | Mnemonic::Fstp => {
+            let idx = get(ctx, phys(top, 0));
+            match insn.op0_kind() {
+                OpKind::Memory => {
+                    if let Some(loc) = operand_shadow(ctx, insn, 0) {
+                        let size = insn.memory_size().size();
+                        let mut sh = [0u8; 12];
+                        sh[..4].copy_from_slice(&idx.to_le_bytes());
+                        write_shadow(ctx, loc, &sh[..size.min(12)]);
+                    }
+                }
+                _ => {
+                    let i = st_operand(0).unwrap_or(0);
+                    set(ctx, phys(top, i), idx);
+                }
+            }
+        }
+        Mnemonic::Fxch => {
+            let i = st_operand(1).or(st_operand(0)).unwrap_or(1);
+            let (a, b) = (get(ctx, phys(top, 0)), get(ctx, phys(top, i)));
+            set(ctx, phys(top, 0), b);
+            set(ctx, phys(top, i), a);
+        }
+        Mnemonic::Fchs | Mnemonic::Fabs | Mnemonic::Fsqrt | Mnemonic::Frndint => {
+            let v = st_value(ctx, 0);
+            let p = match m {
+                Mnemonic::Fchs => -1.0,
+                Mnemonic::Fabs => {
+                    if v.is_sign_negative() {
+                        -1.0
+                    } else {
+                        1.0
+                    }
+                }
+                Mnemonic::Fsqrt => 0.5 / v.sqrt(),
+                _ => 0.0,
+            };
+            let idx = result_index(ctx, r, get(ctx, phys(top, 0)), p, 0, 0.0);
+            set(ctx, phys(top, 0), idx);
+        }
+        Mnemonic::Fadd
+        | Mnemonic::Faddp
+        | Mnemonic::Fsub
+        | Mnemonic::Fsubp
+        | Mnemonic::Fsubr
+        | Mnemonic::Fsubrp
+        | Mnemonic::Fmul
+        | Mnemonic::Fmulp
+        | Mnemonic::Fdiv
+        | Mnemonic::Fdivp
+        | Mnemonic::Fdivr
+        | Mnemonic::Fdivrp
+        | Mnemonic::Fiadd
+        | Mnemonic::Fisub
+        | Mnemonic::Fisubr
+        | Mnemonic::Fimul
+        | Mnemonic::Fidiv
+        | Mnemonic::Fidivr => {
+            // dest op src, or with the `r` forms: dest = src op dest.
+            let (dest_st, dest_val, dest_idx, src_val, src_idx) =
+                match (insn.op_count(), insn.op0_kind()) {
+                    (1, OpKind::Memory) => {
+                        let integer = matches!(
+                            m,
+                            Mnemonic::Fiadd
+                                | Mnemonic::Fisub
+                                | Mnemonic::Fisubr
+                                | Mnemonic::Fimul
+                                | Mnemonic::Fidiv
+                                | Mnemonic::Fidivr
+                        );
+                        let sv = if integer {
+                            int_mem_value(ctx, insn)
+                        } else {
+                            mem_value(ctx)
+                        };
+                        let si = if integer { 0 } else { mem_index(ctx) };
+                        (0, st_value(ctx, 0), get(ctx, phys(top, 0)), sv, si)
+                    }
+                    _ => {
+                        let d = st_operand(0).unwrap_or(0);
+                        let s = st_operand(1).unwrap_or(0);
+                        (
+                            d,
+                            st_value(ctx, d),
+                            get(ctx, phys(top, d)),
+                            st_value(ctx, s),
+                            get(ctx, phys(top, s)),
+                        )
+                    }
+                };
+            let reversed = matches!(
+                m,
+                Mnemonic::Fsubr
+                    | Mnemonic::Fsubrp
+                    | Mnemonic::Fdivr
+                    | Mnemonic::Fdivrp
+                    | Mnemonic::Fisubr
+                    | Mnemonic::Fidivr
+            );
+            let op = match m {
+                Mnemonic::Fadd | Mnemonic::Faddp | Mnemonic::Fiadd => FpOp::Add,
+                Mnemonic::Fmul | Mnemonic::Fmulp | Mnemonic::Fimul => FpOp::Mul,
+                Mnemonic::Fdiv
+                | Mnemonic::Fdivp
+                | Mnemonic::Fdivr
+                | Mnemonic::Fdivrp
+                | Mnemonic::Fidiv
+                | Mnemonic::Fidivr => FpOp::Div,
+                _ => FpOp::Sub,
+            };
+            let ((a, ia), (b, ib)) = if reversed {
+                ((src_val, src_idx), (dest_val, dest_idx))
+            } else {
+                ((dest_val, dest_idx), (src_val, src_idx))
+            };
+            let (pa, pb) = partials(op, a, b);
+            let idx = result_index(ctx, r, ia, pa, ib, pb);
+            set(ctx, phys(top, dest_st), idx);
+        }
+        Mnemonic::Fcmovb
+        | Mnemonic::Fcmove
+        | Mnemonic::Fcmovbe
+        | Mnemonic::Fcmovu
+        | Mnemonic::Fcmovnb
+        | Mnemonic::Fcmovne
+        | Mnemonic::Fcmovnbe
+        | Mnemonic::Fcmovnu => {
+            if condition_holds(insn.condition_code(), ctx.regs.rflags) {
+                let s = st_operand(1).unwrap_or(0);
+                let idx = get(ctx, phys(top, s));
+                set(ctx, phys(top, 0), idx);
+            }
+        }
+        _ => {
+            if any_x87_active(ctx) {
+                warn_once(insn, "x87 instruction without a derivative rule; its result is treated as a constant");
+            }
+            clear_x87_written(ctx, insn, top);
+        }
+    }
+}
+
+fn int_mem_value(ctx: &ThreadCtx, insn: &Instruction) -> f64 {
+    let Some(ea) = effective_address(ctx, insn, 0) else {
+        return 0.0;
+    };
+    let mut b = [0u8; 4];
+    let size = insn.memory_size().size();
+    if !read_mem(ea, &mut b[..size.min(4)]) {
+        return 0.0;
+    }
+    match size {
+        2 => i16::from_le_bytes([b[0], b[1]]) as f64,
+        _ => i32::from_le_bytes(b) as f64,
+    }
+}
+
+fn any_x87_active(ctx: &ThreadCtx) -> bool {
+    ctx.shadow.x87.iter().any(|r| r[0] != 0)
+}
+
+fn condition_holds(cc: ConditionCode, f: u64) -> bool {
+    let (cf, pf, zf) = (f & 1 != 0, f & 4 != 0, f & 0x40 != 0);
+    let (sf, of) = (f & 0x80 != 0, f & 0x800 != 0);
+    match cc {
+        ConditionCode::o => of,
+        ConditionCode::no => !of,
+        ConditionCode::b => cf,
+        ConditionCode::ae => !cf,
+        ConditionCode::e => zf,
+        ConditionCode::ne => !zf,
+        ConditionCode::be => cf || zf,
+        ConditionCode::a => !cf && !zf,
+        ConditionCode::s => sf,
+        ConditionCode::ns => !sf,
+        ConditionCode::p => pf,
+        ConditionCode::np => !pf,
+        ConditionCode::l => sf != of,
+        ConditionCode::ge => sf == of,
+        ConditionCode::le => zf || sf != of,
+        ConditionCode::g => !zf && sf == of,
+        ConditionCode::None => true,
+    }
+}
+
+/// Passive x87 instructions: the registers they write (after any push)
+/// become passive.
+fn clear_x87_written(ctx: &mut ThreadCtx, insn: &Instruction, top: usize) {
+    let inc = insn.fpu_stack_increment_info().increment();
+    let new_top = (top as i32 + inc).rem_euclid(8) as usize;
+    let mut factory = InstructionInfoFactory::new();
+    let info = factory.info(insn);
+    for u in info.used_registers() {
+        let reg = u.register();
+        if reg >= Register::ST0 && reg <= Register::ST7 && writes(u.access()) {
+            let i = reg as usize - Register::ST0 as usize;
+            ctx.shadow.x87[(new_top + i) & 7][0] = 0;
+        }
+    }
+    clear_memory_written(ctx, insn);
+}
+
+fn writes(a: OpAccess) -> bool {
+    matches!(
+        a,
+        OpAccess::Write | OpAccess::ReadWrite | OpAccess::CondWrite | OpAccess::ReadCondWrite
+    )
+}
+
+fn clear_memory_written(ctx: &mut ThreadCtx, insn: &Instruction) {
+    let mut factory = InstructionInfoFactory::new();
+    let info = factory.info(insn);
+    for m in info.used_memory() {
+        if !writes(m.access()) {
+            continue;
+        }
+        if let Some(ea) = effective_address(ctx, insn, 0) {
+            let size = m.memory_size().size().clamp(1, 64);
+            write_mem_shadow(ctx, ea, &[0u8; 64][..size]);
+        }
+    }
+}
+
+/// The default rule: every register and memory location the instruction
+/// writes becomes passive. With `report`, a read of active data is reported
+/// once per instruction form (the result would have carried a derivative
+/// that dgad does not know how to compute).
+fn clear_written(ctx: &mut ThreadCtx, insn: &Instruction, report: bool) {
+    let mut factory = InstructionInfoFactory::new();
+    let info = factory.info(insn);
+    if report {
+        let active_input = info.used_registers().iter().any(|u| {
+            !matches!(
+                u.access(),
+                OpAccess::Write | OpAccess::CondWrite | OpAccess::NoMemAccess
+            ) && reg_shadow_offset(u.register()).is_some_and(|off| {
+                let mut b = [0u8; 64];
+                let n = if u.register().is_gpr() {
+                    8
+                } else {
+                    u.register().size().clamp(1, 64)
+                };
+                read_shadow(ctx, ShadowLoc::Reg(off), &mut b[..n]);
+                b.iter().any(|&x| x != 0)
+            })
+        });
+        if active_input {
+            warn_once(
+                insn,
+                "no derivative rule for this instruction; its result is treated as a constant",
+            );
+        }
+    }
+    let legacy = insn.encoding() == EncodingKind::Legacy;
+    for u in info.used_registers() {
+        let reg = u.register();
+        if !writes(u.access()) {
+            continue;
+        }
+        if let Some((n, _)) = super::guest::gpr_slot(reg) {
+            let off = RegFile::gpr_offset(n, 0);
+            let len = if reg.size() >= 4 { 8 } else { 4 };
+            write_shadow(ctx, ShadowLoc::Reg(off), &[0u8; 8][..len]);
+        } else if reg.is_xmm() || reg.is_ymm() || reg.is_zmm() {
+            let len = if legacy { reg.size() } else { 64 };
+            write_shadow(
+                ctx,
+                ShadowLoc::Reg(RegFile::vec_offset(reg.number(), 0)),
+                &[0u8; 64][..len],
+            );
+        }
+    }
+    clear_memory_written(ctx, insn);
+    let _ = Code::INVALID;
+}
+
+/// Prints one line per instruction form that loses derivatives.
+fn warn_once(insn: &Instruction, what: &str) {
+    static SEEN: [AtomicU64; 128] = [const { AtomicU64::new(0) }; 128];
+    let c = insn.code() as usize;
+    let bit = 1u64 << (c % 64);
+    if SEEN[(c / 64) % 128].fetch_or(bit, Ordering::Relaxed) & bit == 0 {
+        let mut dis = crate::sys::StackBuf::<128>::new();
+        crate::diag::disassemble(insn.ip(), &mut dis);
+        crate::dgad_eprintln!(
+            "record: {} (first at 0x{:x}: {})",
+            what,
+            insn.ip(),
+            core::str::from_utf8(dis.as_bytes()).unwrap_or("?")
+        );
+        crate::stats::STATS
+            .lost_derivatives
+            .fetch_add(1, Ordering::Relaxed);
+    }
+}

@@ -1,0 +1,113 @@
+//! Derivgrind's client requests (`valgrind/derivgrind.h`), answered by the
+//! runtime: the guest executed the request sequence with `rax` pointing to
+//! `{request, arg1, …, arg5}` and the default result in `rdx`.
+
+use super::guest::{read_index, ShadowLoc};
+use super::recorder;
+use crate::context::{reg, ThreadCtx};
+use std::sync::atomic::Ordering;
+
+const BASE: u64 = 0x4447_0000;
+const GET_DOTVALUE: u64 = BASE;
+const SET_DOTVALUE: u64 = BASE + 1;
+const DISABLE: u64 = BASE + 2;
+const GET_INDEX: u64 = BASE + 3;
+const SET_INDEX: u64 = BASE + 4;
+const NEW_INDEX: u64 = BASE + 5;
+const NEW_INDEX_NOACTIVITYANALYSIS: u64 = BASE + 6;
+const INDEX_TO_FILE: u64 = BASE + 7;
+const GET_MODE: u64 = BASE + 8;
+const GET_FLAGS: u64 = BASE + 9;
+const SET_FLAGS: u64 = BASE + 10;
+
+/// Reads a u64 the guest passed a pointer to.
+fn load_u64(addr: u64) -> Option<u64> {
+    let mut b = [0u8; 8];
+    super::guest::read_mem(addr, &mut b).then(|| u64::from_le_bytes(b))
+}
+
+fn store_u64(addr: u64, v: u64) {
+    if shadowmem::is_app(addr) {
+        // SAFETY: the guest passed this pointer for the result; writing it is
+        // what the request means (a bad pointer faults as it would natively
+        // under Derivgrind).
+        unsafe { core::ptr::write_unaligned(addr as *mut u64, v) };
+        // An index is an integer: its bytes carry no derivative.
+        // SAFETY: application address, whose shadow is mapped.
+        unsafe { core::ptr::write_unaligned(shadowmem::shadow_of(addr) as *mut u64, 0) };
+    }
+}
+
+fn shadow_at(addr: u64) -> Option<ShadowLoc> {
+    shadowmem::is_app(addr).then(|| ShadowLoc::Mem(shadowmem::shadow_of(addr)))
+}
+
+/// Answers the request; sets `rdx` to its result (unknown requests and
+/// requests of other modes leave the default).
+pub fn handle(ctx: &mut ThreadCtx) {
+    let args = ctx.regs.gpr[reg::RAX];
+    let word = |i: u64| load_u64(args + 8 * i).unwrap_or(0);
+    let request = word(0);
+    let Some(r) = recorder() else {
+        return; // null mode: behave as natively
+    };
+    let result = match request {
+        GET_MODE => Some(u64::from(b'b')),
+        DISABLE => {
+            let delta = word(1) as i64 - word(2) as i64;
+            Some(r.disabled.fetch_add(delta, Ordering::AcqRel) as u64)
+        }
+        GET_INDEX => {
+            if let Some(loc) = shadow_at(word(1)) {
+                store_u64(word(2), u64::from(read_index(ctx, loc)));
+            }
+            None
+        }
+        SET_INDEX => {
+            if let (Some(loc), Some(index)) = (shadow_at(word(1)), load_u64(word(2))) {
+                set_index(ctx, loc, index);
+            }
+            None
+        }
+        NEW_INDEX | NEW_INDEX_NOACTIVITYANALYSIS => {
+            let info = word(1);
+            let ptr = |i: u64| load_u64(info + 8 * i).unwrap_or(0);
+            let (i1, i2) = (load_u64(ptr(0)).unwrap_or(0), load_u64(ptr(1)).unwrap_or(0));
+            let p1 = f64::from_bits(load_u64(ptr(2)).unwrap_or(0));
+            let p2 = f64::from_bits(load_u64(ptr(3)).unwrap_or(0));
+            let index = if request == NEW_INDEX && i1 == 0 && i2 == 0 {
+                0
+            } else {
+                r.new_block(ctx, i1, p1, i2, p2)
+            };
+            store_u64(ptr(4), index);
+            None
+        }
+        INDEX_TO_FILE => {
+            if let Some(index) = load_u64(word(2)) {
+                r.declare(word(1), index);
+            }
+            None
+        }
+        GET_FLAGS => Some(0),
+        // Dot values do not exist in record mode; the bit-trick finder's
+        // flags are not implemented. Both leave memory as it is.
+        GET_DOTVALUE | SET_DOTVALUE | SET_FLAGS => None,
+        _ => None,
+    };
+    if let Some(v) = result {
+        ctx.regs.gpr[reg::RDX] = v;
+    }
+}
+
+/// Gives the value at `loc` the index `index` (its first granule).
+fn set_index(ctx: &mut ThreadCtx, loc: ShadowLoc, index: u64) {
+    let Ok(i) = u32::try_from(index) else {
+        crate::dgad_eprintln!(
+            "record: DG_SET_INDEX with index {} beyond the 4-byte index range; ignored",
+            index
+        );
+        return;
+    };
+    super::guest::write_shadow(ctx, loc, &i.to_le_bytes());
+}

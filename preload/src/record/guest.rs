@@ -1,0 +1,247 @@
+//! Reading the guest's state while the runtime runs (registers from the
+//! context and its `xsave` image, memory directly), and locating the shadow
+//! of an operand.
+
+use crate::context::ThreadCtx;
+use iced_x86::{Instruction, OpKind, Register};
+use shadowmem::RegFile;
+use std::sync::OnceLock;
+
+/// Offsets of the `xsave` components the runtime reads (CPUID leaf 0xD).
+struct XsaveLayout {
+    avx: usize,
+    opmask: usize,
+    zmm_hi256: usize,
+    hi16_zmm: usize,
+}
+
+fn xsave_layout() -> &'static XsaveLayout {
+    static L: OnceLock<XsaveLayout> = OnceLock::new();
+    L.get_or_init(|| {
+        let off = |c: u32| core::arch::x86_64::__cpuid_count(0xd, c).ebx as usize;
+        XsaveLayout {
+            avx: off(2),
+            opmask: off(5),
+            zmm_hi256: off(6),
+            hi16_zmm: off(7),
+        }
+    })
+}
+
+/// Whether the `xsave` image holds component `c` (else it is in its
+/// initial, all-zero state).
+fn has_component(ctx: &ThreadCtx, c: u32) -> bool {
+    let bv = u64::from_le_bytes(ctx.xsave.0[512..520].try_into().unwrap());
+    bv & (1 << c) != 0
+}
+
+/// The 64 bytes of zmm register `n` (xmm/ymm are its low 16/32 bytes).
+pub fn vec_value(ctx: &ThreadCtx, n: usize) -> [u8; 64] {
+    let l = xsave_layout();
+    let x = &ctx.xsave.0;
+    let mut v = [0u8; 64];
+    if n < 16 {
+        if has_component(ctx, 1) {
+            v[..16].copy_from_slice(&x[160 + 16 * n..][..16]);
+        }
+        if has_component(ctx, 2) {
+            v[16..32].copy_from_slice(&x[l.avx + 16 * n..][..16]);
+        }
+        if has_component(ctx, 6) {
+            v[32..].copy_from_slice(&x[l.zmm_hi256 + 32 * n..][..32]);
+        }
+    } else if has_component(ctx, 7) {
+        v.copy_from_slice(&x[l.hi16_zmm + 64 * (n - 16)..][..64]);
+    }
+    v
+}
+
+/// The value of mask register k`n`.
+pub fn kreg_value(ctx: &ThreadCtx, n: usize) -> u64 {
+    if !has_component(ctx, 5) {
+        return 0;
+    }
+    let o = xsave_layout().opmask + 8 * n;
+    u64::from_le_bytes(ctx.xsave.0[o..o + 8].try_into().unwrap())
+}
+
+/// All eight mask registers.
+pub fn kregs(ctx: &ThreadCtx) -> [u64; 8] {
+    core::array::from_fn(|i| kreg_value(ctx, i))
+}
+
+/// x87 TOP (from the status word).
+pub fn x87_top(ctx: &ThreadCtx) -> usize {
+    let fsw = u16::from_le_bytes([ctx.xsave.0[2], ctx.xsave.0[3]]);
+    ((fsw >> 11) & 7) as usize
+}
+
+/// The 80-bit value of x87 `st(i)` as an f64.
+pub fn st_value(ctx: &ThreadCtx, i: usize) -> f64 {
+    let b = &ctx.xsave.0[32 + 16 * i..][..10];
+    f80_to_f64(b)
+}
+
+/// Converts an x87 extended-precision value to the nearest f64.
+pub fn f80_to_f64(b: &[u8]) -> f64 {
+    let mant = u64::from_le_bytes(b[..8].try_into().unwrap());
+    let se = u16::from_le_bytes([b[8], b[9]]);
+    let sign = if se & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let exp = (se & 0x7fff) as i32;
+    if exp == 0 && mant == 0 {
+        return sign * 0.0;
+    }
+    if exp == 0x7fff {
+        return if mant << 1 == 0 {
+            sign * f64::INFINITY
+        } else {
+            f64::NAN
+        };
+    }
+    sign * (mant as f64) * 2f64.powi(exp - 16383 - 63)
+}
+
+/// Full 64-bit register number (0–15) of a general-purpose register of any
+/// width, and the byte offset of the register within it (1 for ah…bh).
+pub fn gpr_slot(r: Register) -> Option<(usize, usize)> {
+    if !r.is_gpr() {
+        return None;
+    }
+    let high8 = matches!(r, Register::AH | Register::CH | Register::DH | Register::BH);
+    let full = r.full_register();
+    let n = full.number();
+    Some(if high8 { (n - 4, 1) } else { (n, 0) })
+}
+
+/// The value of a general register (the full 64-bit container).
+pub fn gpr_value(ctx: &ThreadCtx, r: Register) -> u64 {
+    match gpr_slot(r) {
+        Some((n, _)) => ctx.regs.gpr[n],
+        None => 0,
+    }
+}
+
+/// The thread's `%fs` base (the guest's TLS pointer).
+pub fn fs_base() -> u64 {
+    let v: u64;
+    // SAFETY: rdfsbase reads the fs base; the kernel enables FSGSBASE
+    // instructions for user space on this CPU (checked at start-up).
+    unsafe {
+        core::arch::asm!("rdfsbase {}", out(reg) v, options(nomem, nostack, preserves_flags))
+    };
+    v
+}
+
+/// Effective address of memory operand of `insn` (element `elem` for VSIB).
+pub fn effective_address(ctx: &ThreadCtx, insn: &Instruction, elem: usize) -> Option<u64> {
+    let fs = fs_base();
+    let operand = (0..insn.op_count()).find(|&i| insn.op_kind(i) == OpKind::Memory)?;
+    insn.virtual_address(operand, elem, |reg, _e, _s| {
+        Some(match reg {
+            Register::FS => fs,
+            Register::ES | Register::CS | Register::SS | Register::DS => 0,
+            Register::GS => return None,
+            r if r.is_gpr() => {
+                let (n, hi) = gpr_slot(r)?;
+                let v = ctx.regs.gpr[n] >> (8 * hi);
+                match r.size() {
+                    1 => v & 0xff,
+                    2 => v & 0xffff,
+                    4 => v & 0xffff_ffff,
+                    _ => v,
+                }
+            }
+            Register::RIP => insn.next_ip(),
+            _ => return None,
+        })
+    })
+}
+
+/// Where the shadow of an operand is.
+#[derive(Clone, Copy, Debug)]
+pub enum ShadowLoc {
+    /// Bytes of the shadow register file, from this offset.
+    Reg(usize),
+    /// Shadow memory at this address.
+    Mem(u64),
+}
+
+/// The shadow register-file bytes of a register operand.
+pub fn reg_shadow_offset(r: Register) -> Option<usize> {
+    if let Some((n, hi)) = gpr_slot(r) {
+        return Some(RegFile::gpr_offset(n, hi));
+    }
+    if r.is_xmm() || r.is_ymm() || r.is_zmm() {
+        return Some(RegFile::vec_offset(r.number(), 0));
+    }
+    if r.is_k() {
+        return Some(core::mem::offset_of!(RegFile, k) + 8 * r.number());
+    }
+    None
+}
+
+/// The shadow location of operand `op`, if it is a register or memory.
+pub fn operand_shadow(ctx: &ThreadCtx, insn: &Instruction, op: u32) -> Option<ShadowLoc> {
+    match insn.op_kind(op) {
+        OpKind::Register => reg_shadow_offset(insn.op_register(op)).map(ShadowLoc::Reg),
+        OpKind::Memory => {
+            let ea = effective_address(ctx, insn, 0)?;
+            shadowmem::is_app(ea).then(|| ShadowLoc::Mem(shadowmem::shadow_of(ea)))
+        }
+        _ => None,
+    }
+}
+
+/// Reads `buf.len()` shadow bytes.
+pub fn read_shadow(ctx: &ThreadCtx, loc: ShadowLoc, buf: &mut [u8]) {
+    match loc {
+        ShadowLoc::Reg(off) => {
+            // SAFETY: the register file is plain bytes; offsets come from
+            // `reg_shadow_offset` and lengths are at most a register's.
+            let rf = unsafe {
+                core::slice::from_raw_parts(
+                    &ctx.shadow as *const RegFile as *const u8,
+                    core::mem::size_of::<RegFile>(),
+                )
+            };
+            buf.copy_from_slice(&rf[off..off + buf.len()]);
+        }
+        // SAFETY: shadow memory of application addresses is mapped
+        // read-write for the whole process (reserved at start-up).
+        ShadowLoc::Mem(a) => unsafe {
+            core::ptr::copy_nonoverlapping(a as *const u8, buf.as_mut_ptr(), buf.len())
+        },
+    }
+}
+
+/// Writes shadow bytes.
+pub fn write_shadow(ctx: &mut ThreadCtx, loc: ShadowLoc, buf: &[u8]) {
+    match loc {
+        ShadowLoc::Reg(off) => {
+            // SAFETY: as in `read_shadow`.
+            let rf = unsafe {
+                core::slice::from_raw_parts_mut(
+                    &mut ctx.shadow as *mut RegFile as *mut u8,
+                    core::mem::size_of::<RegFile>(),
+                )
+            };
+            rf[off..off + buf.len()].copy_from_slice(buf);
+        }
+        // SAFETY: as in `read_shadow`.
+        ShadowLoc::Mem(a) => unsafe {
+            core::ptr::copy_nonoverlapping(buf.as_ptr(), a as *mut u8, buf.len())
+        },
+    }
+}
+
+/// The index stored at a shadow location (first granule).
+pub fn read_index(ctx: &ThreadCtx, loc: ShadowLoc) -> u32 {
+    let mut b = [0u8; 4];
+    read_shadow(ctx, loc, &mut b);
+    u32::from_le_bytes(b)
+}
+
+/// Reads guest memory (the guest's own bytes).
+pub fn read_mem(addr: u64, buf: &mut [u8]) -> bool {
+    crate::cache::read_guest(addr, buf) == buf.len()
+}

@@ -1,0 +1,320 @@
+//! Record mode: the tape and the index files of `DGAD_RECORD=DIR`.
+//!
+//! Indices come from one process-wide counter, handed to threads in chunks
+//! of [`CHUNK`] so that recording never contends: a thread fills its chunk's
+//! blocks in a buffer and writes them at byte offset `32 * index` of
+//! `dg-tape` when the chunk is full or the thread or process ends. A block's
+//! operands must have smaller indices than the block itself; when an operand
+//! comes from a later chunk (another thread's), the thread abandons the rest
+//! of its chunk (left as zero blocks, never referenced) and takes a new one,
+//! which is above every index handed out so far.
+//!
+//! Files are created at the first input declaration or block, so a process
+//! that declares no input writes nothing (a shell or a `python3` parent does
+//! not clobber its child's tape).
+
+pub mod apply;
+pub mod client;
+pub mod guest;
+pub mod replay;
+
+use crate::context::ThreadCtx;
+use crate::lock::Lock;
+use crate::sys;
+use std::sync::atomic::{AtomicI32, AtomicI64, AtomicU64, Ordering};
+use std::sync::OnceLock;
+use tape_format::{file_name, Block};
+
+/// Blocks per chunk of indices (and per thread buffer).
+pub const CHUNK: u64 = 8192;
+/// Largest index the 4-byte shadow can hold.
+pub const MAX_INDEX: u64 = u32::MAX as u64;
+
+/// Process-wide recording state.
+pub struct Recorder {
+    /// `DIR/` as bytes, with the trailing slash.
+    dir: Vec<u8>,
+    tape_fd: AtomicI32,
+    input_fd: AtomicI32,
+    output_fd: AtomicI32,
+    /// First index of the next chunk to hand out (index 0 is reserved).
+    next_chunk: AtomicU64,
+    /// `DG_DISABLE` counter: while positive, operations record nothing.
+    pub disabled: AtomicI64,
+    /// Serialises file creation.
+    files: Lock<()>,
+}
+
+static RECORDER: OnceLock<Recorder> = OnceLock::new();
+
+/// The recorder, when recording.
+pub fn recorder() -> Option<&'static Recorder> {
+    RECORDER.get()
+}
+
+/// Checks that `dir` can hold the recording (creating it if needed) and
+/// arms the recorder. Errors are for the user: they name the directory.
+pub fn init(dir: &[u8]) -> Result<(), String> {
+    let shown = String::from_utf8_lossy(dir).into_owned();
+    let mut path = dir.to_vec();
+    path.push(0);
+    // SAFETY: path is NUL-terminated.
+    let r = unsafe { sys::syscall3(libc::SYS_mkdir, path.as_ptr() as u64, 0o755, 0) };
+    if r < 0 && r != -(libc::EEXIST as i64) {
+        return Err(format!(
+            "cannot create the record directory DGAD_RECORD={shown}: {}",
+            errno_text(-r)
+        ));
+    }
+    let mut probe = dir.to_vec();
+    probe.extend_from_slice(b"/.dgad-write-test\0");
+    let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC | libc::O_CLOEXEC;
+    // SAFETY: probe is NUL-terminated.
+    let fd = unsafe { sys::syscall3(libc::SYS_open, probe.as_ptr() as u64, flags as u64, 0o644) };
+    if fd < 0 {
+        return Err(format!(
+            "the record directory DGAD_RECORD={shown} is not writable: {}",
+            errno_text(-fd)
+        ));
+    }
+    // SAFETY: closing and removing the probe we just made.
+    unsafe {
+        sys::syscall3(libc::SYS_close, fd as u64, 0, 0);
+        sys::syscall3(libc::SYS_unlink, probe.as_ptr() as u64, 0, 0);
+    }
+    let mut d = dir.to_vec();
+    d.push(b'/');
+    let _ = RECORDER.set(Recorder {
+        dir: d,
+        tape_fd: AtomicI32::new(-1),
+        input_fd: AtomicI32::new(-1),
+        output_fd: AtomicI32::new(-1),
+        next_chunk: AtomicU64::new(1),
+        disabled: AtomicI64::new(0),
+        files: Lock::new(()),
+    });
+    Ok(())
+}
+
+/// Maps the shadow regions and fences off the gaps of the address map
+/// (`shadowmem`), after checking that nothing is mapped outside the
+/// application ranges.
+pub fn reserve_shadow() -> Result<(), String> {
+    let mut stray = None;
+    crate::diag::for_each_mapping(|start, end, _, path| {
+        if start < shadowmem::USER_END
+            && !shadowmem::is_app_range(start, end.min(shadowmem::USER_END))
+        {
+            stray = Some(format!(
+                "{start:#x}-{end:#x} {}",
+                String::from_utf8_lossy(path)
+            ));
+            return false;
+        }
+        true
+    });
+    if let Some(m) = stray {
+        return Err(format!("the process has a mapping where dgad's shadow memory must go ({m}); record mode cannot run"));
+    }
+    for (start, end, accessible) in shadowmem::RESERVATIONS {
+        let prot = if accessible {
+            libc::PROT_READ | libc::PROT_WRITE
+        } else {
+            libc::PROT_NONE
+        };
+        if sys::map_anon((end - start) as usize, prot, start, true).is_none() {
+            return Err(format!(
+                "cannot reserve shadow memory at {start:#x}-{end:#x}"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A short description of an errno value.
+pub fn errno_text(e: i64) -> String {
+    std::io::Error::from_raw_os_error(e as i32).to_string()
+}
+
+impl Recorder {
+    fn open_file(&self, slot: &AtomicI32, name: &str) -> i32 {
+        let fd = slot.load(Ordering::Acquire);
+        if fd >= 0 {
+            return fd;
+        }
+        let _g = self.files.lock();
+        let fd = slot.load(Ordering::Acquire);
+        if fd >= 0 {
+            return fd;
+        }
+        let mut path = self.dir.clone();
+        path.extend_from_slice(name.as_bytes());
+        path.push(0);
+        let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC | libc::O_CLOEXEC;
+        // SAFETY: path is NUL-terminated.
+        let fd =
+            unsafe { sys::syscall3(libc::SYS_open, path.as_ptr() as u64, flags as u64, 0o644) };
+        if fd < 0 {
+            self.fail(&format!(
+                "cannot create {}: {}",
+                String::from_utf8_lossy(&path[..path.len() - 1]),
+                errno_text(-fd)
+            ));
+        }
+        slot.store(fd as i32, Ordering::Release);
+        // The tape always starts with the all-zero block 0.
+        if name == file_name::TAPE {
+            self.pwrite_all(fd as i32, &[0u8; 32], 0);
+        }
+        fd as i32
+    }
+
+    /// Stops the client after a recording failure; the files hold every
+    /// block flushed so far.
+    fn fail(&self, what: &str) -> ! {
+        crate::dgad_eprintln!(
+            "record: {}; stopping (files are complete up to the last flushed block)",
+            what
+        );
+        sys::exit_group(125)
+    }
+
+    fn pwrite_all(&self, fd: i32, mut buf: &[u8], mut offset: u64) {
+        while !buf.is_empty() {
+            // SAFETY: buf is readable; fd is our own file.
+            let r = unsafe {
+                sys::syscall6(
+                    libc::SYS_pwrite64,
+                    fd as u64,
+                    buf.as_ptr() as u64,
+                    buf.len() as u64,
+                    offset,
+                    0,
+                    0,
+                )
+            };
+            if r == -(libc::EINTR as i64) {
+                continue;
+            }
+            if r <= 0 {
+                let mut path = String::from_utf8_lossy(&self.dir).into_owned();
+                path.push_str(file_name::TAPE);
+                self.fail(&format!(
+                    "writing {path} failed: {}",
+                    errno_text(if r == 0 { libc::EIO as i64 } else { -r })
+                ));
+            }
+            buf = &buf[r as usize..];
+            offset += r as u64;
+        }
+    }
+
+    /// Appends `index` to the input (`which == 0`) or output index file.
+    pub fn declare(&self, which: u64, index: u64) {
+        let (slot, name) = if which == 0 {
+            (&self.input_fd, file_name::INPUT_INDICES)
+        } else {
+            (&self.output_fd, file_name::OUTPUT_INDICES)
+        };
+        let fd = self.open_file(slot, name);
+        let mut line = sys::StackBuf::<32>::new();
+        use core::fmt::Write as _;
+        let _ = writeln!(line, "{index}");
+        sys::write_all(fd, line.as_bytes());
+    }
+
+    /// A new block `{index1, index2, partial1, partial2}`; returns its index.
+    pub fn new_block(
+        &self,
+        ctx: &mut ThreadCtx,
+        index1: u64,
+        partial1: f64,
+        index2: u64,
+        partial2: f64,
+    ) -> u64 {
+        let t = &mut ctx.tape;
+        if t.next >= t.end || index1.max(index2) >= t.next {
+            self.next_chunk_for(ctx);
+        }
+        let t = &mut ctx.tape;
+        let index = t.next;
+        if index > MAX_INDEX {
+            self.fail(
+                "the tape exceeds 2^32 blocks (128 GiB), the limit of dgad's 4-byte shadow indices",
+            );
+        }
+        // SAFETY: the buffer holds CHUNK blocks and index - base < CHUNK.
+        unsafe {
+            *(t.buf as *mut Block).add((index - t.base) as usize) =
+                Block::binary(index1, partial1, index2, partial2)
+        };
+        t.next += 1;
+        index
+    }
+
+    fn next_chunk_for(&self, ctx: &mut ThreadCtx) {
+        self.flush(ctx);
+        if ctx.tape.buf == 0 {
+            let bytes = (CHUNK * 32) as usize;
+            let Some(buf) = sys::map_anon(bytes, libc::PROT_READ | libc::PROT_WRITE, 0, false)
+            else {
+                self.fail("cannot map a tape buffer");
+            };
+            ctx.tape.buf = buf;
+        }
+        let base = self.next_chunk.fetch_add(CHUNK, Ordering::AcqRel);
+        ctx.tape.base = base;
+        ctx.tape.next = base;
+        ctx.tape.end = base + CHUNK;
+        ctx.tape.flushed = base;
+    }
+
+    /// Writes the thread's blocks not yet in the file.
+    pub fn flush(&self, ctx: &mut ThreadCtx) {
+        let t = &mut ctx.tape;
+        if t.buf == 0 || t.next == t.flushed {
+            return;
+        }
+        let fd = self.open_file(&self.tape_fd, file_name::TAPE);
+        let t = &mut ctx.tape;
+        let from = (t.flushed - t.base) as usize * 32;
+        let to = (t.next - t.base) as usize * 32;
+        // SAFETY: [from, to) lies inside the thread's CHUNK-block buffer.
+        let bytes =
+            unsafe { core::slice::from_raw_parts((t.buf as *const u8).add(from), to - from) };
+        let offset = t.flushed * 32;
+        t.flushed = t.next;
+        self.pwrite_all(fd, bytes, offset);
+    }
+}
+
+/// Per-thread tape state, in the thread context.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ThreadTape {
+    /// Buffer of CHUNK blocks (0 until the first block).
+    pub buf: u64,
+    /// First index of the current chunk.
+    pub base: u64,
+    /// Next index to hand out.
+    pub next: u64,
+    /// End of the current chunk.
+    pub end: u64,
+    /// Indices below this are in the file.
+    pub flushed: u64,
+}
+
+/// Writes every thread's pending blocks (at process exit, `execve`, or a
+/// fatal signal). Other threads may still be running; what they add after
+/// this point is lost with the process anyway.
+pub fn flush_all() {
+    let Some(r) = recorder() else { return };
+    crate::threads::for_each_context(|c| r.flush(c));
+}
+
+/// Writes the calling thread's pending blocks (at thread exit).
+pub fn flush_thread(ctx: &mut ThreadCtx) {
+    if let Some(r) = recorder() {
+        r.flush(ctx);
+    }
+}
