@@ -111,6 +111,9 @@ pub enum SpecialKind {
     Control,
     /// Gather or scatter with a vector of addresses.
     GatherScatter,
+    /// Saves or restores register state to or from memory (`xsave`,
+    /// `xrstor`, `fxsave`, …): shadows go with the registers.
+    StateSave,
 }
 
 /// What an instruction does to the shadows of what it writes.
@@ -380,6 +383,9 @@ const MOVES: &[&str] = &[
     "cmovle",
     "cmovg",
     "leave",
+    // Zero extension moves bytes and fills with zeros: exactly a move of
+    // shadow bytes (byte-wise copies at -O0 go through movzx).
+    "movzx",
 ];
 
 /// Whole mnemonics whose results carry no derivative.
@@ -410,7 +416,6 @@ const PASSIVE: &[&str] = &[
     "shld",
     "shrd",
     "lea",
-    "movzx",
     "movsx",
     "movsxd",
     "bswap",
@@ -805,10 +810,6 @@ const NO_WRITE: &[&str] = &[
     "fstcw",
     "fnstenv",
     "fldenv",
-    "fxsave",
-    "fxsave64",
-    "fxrstor",
-    "fxrstor64",
     "ffreep",
     "kortestb",
     "kortestw",
@@ -819,14 +820,6 @@ const NO_WRITE: &[&str] = &[
     "ktestd",
     "ktestq",
     "wrpkru",
-    "xsave",
-    "xsave64",
-    "xsavec",
-    "xsavec64",
-    "xsaveopt",
-    "xsaveopt64",
-    "xrstor",
-    "xrstor64",
     "emms",
     "rdsspd",
     "incsspq",
@@ -839,6 +832,26 @@ const CONTROL: &[&str] = &[
     "cpuid", "xbegin", "int", "iretq", "sysenter", "enter",
 ];
 
+/// Register-state save and restore.
+const STATE_SAVES: &[&str] = &[
+    "xsave",
+    "xsave64",
+    "xsavec",
+    "xsavec64",
+    "xsaveopt",
+    "xsaveopt64",
+    "xsaves",
+    "xsaves64",
+    "xrstor",
+    "xrstor64",
+    "xrstors",
+    "xrstors64",
+    "fxsave",
+    "fxsave64",
+    "fxrstor",
+    "fxrstor64",
+];
+
 const STRINGS: &[&str] = &[
     "movsb", "movsw", "movsq", "stosb", "stosw", "stosd", "stosq", "lodsb", "lodsw", "lodsd",
     "lodsq", "scasb", "scasw", "scasd", "scasq", "cmpsb", "cmpsw", "cmpsq",
@@ -847,6 +860,9 @@ const STRINGS: &[&str] = &[
 fn classify_name(name: &str) -> Option<Semantics> {
     if CONTROL.contains(&name) {
         return Some(Semantics::Special(SpecialKind::Control));
+    }
+    if STATE_SAVES.contains(&name) {
+        return Some(Semantics::Special(SpecialKind::StateSave));
     }
     if STRINGS.contains(&name) {
         return Some(Semantics::Special(SpecialKind::String));

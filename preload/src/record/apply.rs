@@ -39,6 +39,7 @@ pub fn instrument(ctx: &mut ThreadCtx, pc: u64) {
         Some(Semantics::Special(SpecialKind::X87)) => x87(ctx, r, &insn),
         Some(Semantics::Special(SpecialKind::String)) => strings(ctx, &insn),
         Some(Semantics::Special(SpecialKind::Exchange)) => exchange(ctx, &insn),
+        Some(Semantics::Special(SpecialKind::StateSave)) => super::statesave::apply(ctx, &insn),
         Some(Semantics::NoWrite) | Some(Semantics::Special(SpecialKind::Control)) => {}
         Some(Semantics::Passive) => clear_written(ctx, &insn, false),
         Some(Semantics::Special(SpecialKind::GatherScatter)) | None => {
@@ -402,7 +403,7 @@ const SIGN32: u64 = 0x8000_0000;
 /// logic on active data makes the result passive, with a warning.
 fn bit_logic(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction, op: LogicOp) {
     let ops = data_operands(insn);
-    if op == LogicOp::Ternary || ops.len() < 2 {
+    if op == LogicOp::Ternary || insn.op_count() < 2 || ops.is_empty() {
         return clear_written(ctx, insn, true);
     }
     let legacy = insn.encoding() == EncodingKind::Legacy || insn.op0_register().is_gpr();
@@ -482,66 +483,43 @@ fn bit_logic(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction, op: LogicOp)
         return clear_written(ctx, insn, true);
     };
     let bytes = if gpr { w } else { dest_bytes(insn) };
-    let lanes = (bytes / w.max(4)).max(1);
-    let lane_w = if gpr { w.clamp(4, 8) } else { w };
     let same_reg = ops.len() >= 2
         && insn.op_kind(ops[ia]) == OpKind::Register
         && insn.op_kind(ops[ib.min(ops.len() - 1)]) == OpKind::Register
         && insn.op_register(ops[ia]) == insn.op_register(ops[ib.min(ops.len() - 1)]);
+    let lanes = LogicLanes {
+        op,
+        ad,
+        ash,
+        bd,
+        bsh,
+        same_reg,
+    };
     let mut out = [0u8; 64];
     let mut warned_unknown = false;
-    for lane in 0..lanes {
-        let off = lane * lane_w;
-        let idx_a = u32::from_le_bytes(ash[off..off + 4].try_into().unwrap());
-        let idx_b = u32::from_le_bytes(bsh[off..off + 4].try_into().unwrap());
-        let val = |d: &[u8; 64]| -> u64 {
-            if lane_w == 8 {
-                u64::from_le_bytes(d[off..off + 8].try_into().unwrap())
-            } else {
-                u64::from(u32::from_le_bytes(d[off..off + 4].try_into().unwrap()))
-            }
-        };
-        let (va, vb) = (val(&ad), val(&bd));
-        let sign = if lane_w == 8 { SIGN64 } else { SIGN32 };
-        let all = if lane_w == 8 { u64::MAX } else { 0xffff_ffff };
-        let idx = if same_reg || (idx_a == 0 && idx_b == 0) {
-            0
-        } else if idx_a != 0 && idx_b != 0 {
-            warned_unknown = true;
-            0
-        } else {
-            // x is the active operand, m the passive one; for andn the
-            // first operand is the complemented one.
-            let (x_first, ix, xv, m) = if idx_a != 0 {
-                (true, idx_a, va, vb)
-            } else {
-                (false, idx_b, vb, va)
-            };
-            let x_negative = xv & sign != 0;
-            let abs_partial = if x_negative { -1.0 } else { 1.0 };
-            let pick = match op {
-                LogicOp::And if m == all => Some(1.0),
-                LogicOp::And if m == all ^ sign => Some(abs_partial),
-                LogicOp::And if m & !sign == 0 => Some(0.0), // sign extraction or zero
-                LogicOp::AndNot if !x_first && m == sign => Some(abs_partial),
-                LogicOp::AndNot if !x_first && m == 0 => Some(1.0),
-                LogicOp::AndNot if x_first && (!xv & all & m) == 0 => Some(0.0),
-                LogicOp::Or if m == 0 => Some(1.0),
-                LogicOp::Or if m == sign => Some(-abs_partial),
-                LogicOp::Xor if m == 0 => Some(1.0),
-                LogicOp::Xor if m == sign => Some(-1.0),
-                _ => None,
-            };
-            match pick {
-                Some(p) => result_index(ctx, r, ix, p, 0, 0.0),
-                None => {
-                    warned_unknown = true;
-                    0
-                }
-            }
-        };
+    let mut emit = |ctx: &mut ThreadCtx, off: usize, width: usize, out: &mut [u8; 64]| {
+        let (idx, unknown) = lanes.lane(ctx, r, off, width);
+        warned_unknown |= unknown;
         out[off..off + 4].copy_from_slice(&idx.to_le_bytes());
+    };
+    if gpr && w < 8 {
+        emit(ctx, 0, 4, &mut out);
+    } else {
+        // The suffix (ps/pd, d/q) says nothing about the data: clang
+        // negates doubles with xorps. Each 8 bytes are one double when the
+        // passive operand is a 64-bit mask pattern and nothing is active in
+        // the upper half; otherwise two 4-byte granules (floats, or the
+        // halves of a value being reassembled from 32-bit words).
+        for off in (0..bytes).step_by(8) {
+            if lanes.is_double_lane(off) {
+                emit(ctx, off, 8, &mut out);
+            } else {
+                emit(ctx, off, 4, &mut out);
+                emit(ctx, off + 4, 4, &mut out);
+            }
+        }
     }
+    let w = if gpr { w } else { 4 };
     if warned_unknown {
         warn_once(insn, "bitwise logic on active data that is not a sign-bit trick; the result is treated as a constant");
     }
@@ -586,6 +564,88 @@ fn bit_logic(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction, op: LogicOp)
             }
         }
         _ => {}
+    }
+}
+
+/// Operand data and shadows of a bitwise instruction, for the per-lane rule.
+struct LogicLanes {
+    op: LogicOp,
+    ad: [u8; 64],
+    ash: [u8; 64],
+    bd: [u8; 64],
+    bsh: [u8; 64],
+    same_reg: bool,
+}
+
+impl LogicLanes {
+    fn index(sh: &[u8; 64], off: usize) -> u32 {
+        u32::from_le_bytes(sh[off..off + 4].try_into().unwrap())
+    }
+
+    fn value(d: &[u8; 64], off: usize, width: usize) -> u64 {
+        if width == 8 {
+            u64::from_le_bytes(d[off..off + 8].try_into().unwrap())
+        } else {
+            u64::from(u32::from_le_bytes(d[off..off + 4].try_into().unwrap()))
+        }
+    }
+
+    fn is_double_lane(&self, off: usize) -> bool {
+        if Self::index(&self.ash, off + 4) != 0 || Self::index(&self.bsh, off + 4) != 0 {
+            return false;
+        }
+        let passive = if Self::index(&self.ash, off) != 0 {
+            &self.bd
+        } else {
+            &self.ad
+        };
+        matches!(
+            Self::value(passive, off, 8),
+            0 | u64::MAX | SIGN64 | 0x7fff_ffff_ffff_ffff
+        )
+    }
+
+    /// The result index of one lane, and whether the lane was active logic
+    /// that is not a recognised bit-trick.
+    fn lane(&self, ctx: &mut ThreadCtx, r: &Recorder, off: usize, width: usize) -> (u32, bool) {
+        let (idx_a, idx_b) = (Self::index(&self.ash, off), Self::index(&self.bsh, off));
+        if self.same_reg || (idx_a == 0 && idx_b == 0) {
+            return (0, false);
+        }
+        if idx_a != 0 && idx_b != 0 {
+            return (0, true);
+        }
+        let (va, vb) = (
+            Self::value(&self.ad, off, width),
+            Self::value(&self.bd, off, width),
+        );
+        let sign = if width == 8 { SIGN64 } else { SIGN32 };
+        let all = if width == 8 { u64::MAX } else { 0xffff_ffff };
+        // x is the active operand, m the passive one; for andn the first
+        // operand is the complemented one.
+        let (x_first, ix, xv, m) = if idx_a != 0 {
+            (true, idx_a, va, vb)
+        } else {
+            (false, idx_b, vb, va)
+        };
+        let abs_partial = if xv & sign != 0 { -1.0 } else { 1.0 };
+        let pick = match self.op {
+            LogicOp::And if m == all => Some(1.0),
+            LogicOp::And if m == all ^ sign => Some(abs_partial),
+            LogicOp::And if m & !sign == 0 => Some(0.0), // sign extraction or zero
+            LogicOp::AndNot if !x_first && m == sign => Some(abs_partial),
+            LogicOp::AndNot if !x_first && m == 0 => Some(1.0),
+            LogicOp::AndNot if x_first && (!xv & all & m) == 0 => Some(0.0),
+            LogicOp::Or if m == 0 => Some(1.0),
+            LogicOp::Or if m == sign => Some(-abs_partial),
+            LogicOp::Xor if m == 0 => Some(1.0),
+            LogicOp::Xor if m == sign => Some(-1.0),
+            _ => None,
+        };
+        match pick {
+            Some(p) => (result_index(ctx, r, ix, p, 0, 0.0), false),
+            None => (0, true),
+        }
     }
 }
 
@@ -1085,9 +1145,13 @@ fn condition_holds(cc: ConditionCode, f: u64) -> bool {
 
 /// Passive x87 instructions: the registers they write (after any push)
 /// become passive.
-fn clear_x87_written(ctx: &mut ThreadCtx, insn: &Instruction, top: usize) {
+pub(super) fn clear_x87_written(ctx: &mut ThreadCtx, insn: &Instruction, top: usize) {
     let inc = insn.fpu_stack_increment_info().increment();
     let new_top = (top as i32 + inc).rem_euclid(8) as usize;
+    // A push writes the new st(0) (iced does not list it for `fld1` & co.).
+    for i in 0..(-inc).max(0) as usize {
+        ctx.shadow.x87[(new_top + i) & 7][0] = 0;
+    }
     let mut factory = InstructionInfoFactory::new();
     let info = factory.info(insn);
     for u in info.used_registers() {
@@ -1152,6 +1216,15 @@ fn clear_written(ctx: &mut ThreadCtx, insn: &Instruction, report: bool) {
         }
     }
     let legacy = insn.encoding() == EncodingKind::Legacy;
+    let x87 = insn.fpu_stack_increment_info().increment() != 0
+        || info
+            .used_registers()
+            .iter()
+            .any(|u| u.register() >= Register::ST0 && u.register() <= Register::ST7);
+    if x87 {
+        // Pushes (fld1, fild, …) write the register that becomes st(0).
+        clear_x87_written(ctx, insn, x87_top(ctx));
+    }
     for u in info.used_registers() {
         let reg = u.register();
         if !writes(u.access()) {

@@ -110,7 +110,7 @@ pub fn gpr_slot(r: Register) -> Option<(usize, usize)> {
     let high8 = matches!(r, Register::AH | Register::CH | Register::DH | Register::BH);
     let full = r.full_register();
     let n = full.number();
-    Some(if high8 { (n - 4, 1) } else { (n, 0) })
+    Some((n, usize::from(high8)))
 }
 
 /// The value of a general register (the full 64-bit container).

@@ -17,6 +17,7 @@ pub mod apply;
 pub mod client;
 pub mod guest;
 pub mod replay;
+pub mod statesave;
 
 use crate::context::ThreadCtx;
 use crate::lock::Lock;

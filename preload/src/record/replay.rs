@@ -100,6 +100,9 @@ pub fn replay(ctx: &mut ThreadCtx, insn: &Instruction, mem_shadow: u64) -> bool 
             Some(&known) => known,
             None => {
                 let made = build(&mut t, insn);
+                if made.is_none() {
+                    crate::log!("replay: no thunk for {:#x} {:?}", insn.ip(), insn.code());
+                }
                 t.by_pc.insert(insn.ip(), made);
                 made
             }
@@ -168,11 +171,12 @@ fn build(t: &mut Thunks, insn: &Instruction) -> Option<u64> {
         .flat_map(|m| [m.base(), m.index()])
         .filter(|r| *r != Register::None)
         .collect();
+    let full = |r: Register| if r.is_gpr() { r.full_register() } else { r };
     let data_regs: Vec<Register> = (0..insn.op_count())
         .filter(|&i| insn.op_kind(i) == OpKind::Register)
-        .map(|i| insn.op_register(i))
+        .map(|i| full(insn.op_register(i)))
         .collect();
-    used.retain(|(r, _)| !mem_regs.contains(r) || data_regs.contains(r));
+    used.retain(|(r, _)| !mem_regs.contains(r) || data_regs.contains(&full(*r)));
     if used.iter().any(|(r, _)| {
         matches!(
             *r,
@@ -329,6 +333,15 @@ fn build(t: &mut Thunks, insn: &Instruction) -> Option<u64> {
     )
     .ok()?;
     let bytes = encoded.code_buffer;
+    if crate::init::config().trace {
+        let mut d = iced_x86::Decoder::with_ip(64, &bytes, at, iced_x86::DecoderOptions::NONE);
+        let mut f = iced_x86::IntelFormatter::new();
+        for i in &mut d {
+            let mut s = String::new();
+            iced_x86::Formatter::format(&mut f, &i, &mut s);
+            crate::log!("thunk {:#x}: {}", insn.ip(), s);
+        }
+    }
     if t.used + bytes.len() as u64 > ARENA_BYTES {
         return None;
     }
