@@ -15,5 +15,14 @@ pub struct ExpectedFailure {
     pub reason: &'static str,
 }
 
-/// The list; empty until record mode lands.
-pub const EXPECTED_FAILURES: &[ExpectedFailure] = &[];
+/// The list.
+pub const EXPECTED_FAILURES: &[ExpectedFailure] = &[
+    ExpectedFailure {
+        tests: "record::copysign::cxx_gcc_O0_long_double",
+        reason: "copysign of an x87 long double that flips the sign bit with a byte operation on the value's top bytes (e.g. g++ -O0 std::copysign: xor dh, 0x80), away from the first four bytes where the value's index lives, is not seen as a negation",
+    },
+    ExpectedFailure {
+        tests: "record::copysign::fortran_gfortran_O0_real10",
+        reason: "copysign of an x87 long double that flips the sign bit with a byte operation on the value's top bytes (e.g. g++ -O0 std::copysign: xor dh, 0x80), away from the first four bytes where the value's index lives, is not seen as a negation",
+    },
+];

@@ -41,6 +41,7 @@ pub fn instrument(ctx: &mut ThreadCtx, pc: u64) {
         Some(Semantics::Special(SpecialKind::Exchange)) => exchange(ctx, &insn),
         Some(Semantics::Special(SpecialKind::StateSave)) => super::statesave::apply(ctx, &insn),
         Some(Semantics::NoWrite) | Some(Semantics::Special(SpecialKind::Control)) => {}
+        Some(Semantics::Passive) if byte_granular_shift(&insn) => moves(ctx, &insn),
         Some(Semantics::Passive) => clear_written(ctx, &insn, false),
         Some(Semantics::Special(SpecialKind::GatherScatter)) | None => {
             clear_written(ctx, &insn, true)
@@ -65,11 +66,49 @@ fn trace(ctx: &ThreadCtx, insn: &Instruction) {
         core::str::from_utf8(dis.as_bytes()).unwrap_or("?")
     );
     for op in 0..insn.op_count() {
-        if let Some(loc) = operand_shadow(ctx, insn, op) {
-            let _ = write!(line, " op{op}={}", read_index(ctx, loc));
+        let Some(loc) = operand_shadow(ctx, insn, op) else {
+            continue;
+        };
+        let size = match insn.op_kind(op) {
+            OpKind::Register => insn.op_register(op).size().clamp(4, 64),
+            _ => insn.memory_size().size().clamp(4, 64),
+        };
+        let mut sh = [0u8; 64];
+        read_shadow(ctx, loc, &mut sh[..size]);
+        let _ = write!(line, " op{op}=");
+        if size <= 8 {
+            let _ = write!(line, "{}", read_index(ctx, loc));
+        } else {
+            let _ = write!(line, "[");
+            for (g, c) in sh[..size].chunks(4).enumerate() {
+                let i = u32::from_le_bytes(c.try_into().unwrap());
+                if i != 0 {
+                    let _ = write!(line, "{g}:{i} ");
+                }
+            }
+            let _ = write!(line, "]");
         }
     }
     crate::log!("{}", core::str::from_utf8(line.as_bytes()).unwrap_or("?"));
+}
+
+/// A shift or rotate of a general register by a constant multiple of 8
+/// bits only moves bytes (e.g. `shr rax, 32` unpacking the upper float of a
+/// packed pair), so it is replayed on the shadow like a move.
+fn byte_granular_shift(insn: &Instruction) -> bool {
+    matches!(
+        insn.mnemonic(),
+        Mnemonic::Shl
+            | Mnemonic::Shr
+            | Mnemonic::Sal
+            | Mnemonic::Rol
+            | Mnemonic::Ror
+            | Mnemonic::Shld
+            | Mnemonic::Shrd
+            | Mnemonic::Rorx
+    ) && (0..insn.op_count()).any(|i| insn.op_kind(i) == OpKind::Immediate8)
+        && insn.immediate8().is_multiple_of(8)
+        && insn.op0_kind() == OpKind::Register
 }
 
 /// Partial derivatives of `op` at `(a, b)`: (∂/∂a, ∂/∂b). The conventions
@@ -398,125 +437,108 @@ fn fp_convert(ctx: &mut ThreadCtx, insn: &Instruction, from: Elem, to: Elem, sha
 const SIGN64: u64 = 0x8000_0000_0000_0000;
 const SIGN32: u64 = 0x8000_0000;
 
-/// Bitwise logic: recognise abs, negation, negative abs and copysign with a
-/// passive sign-bit mask (the bit-tricks of the forward-mode paper); other
-/// logic on active data makes the result passive, with a warning.
+/// Bitwise logic on data that may be floating-point. One rule covers abs,
+/// negation, negative abs and copysign in every encoding (and/andn/or/xor,
+/// vpternlog): the bitwise function is evaluated in software, and if it
+/// keeps an active operand's magnitude — on the actual value and on a probe
+/// value, so that `-(-0.0)` and sign extraction are told apart — the result
+/// is that operand with partial ±1 (by sign). Otherwise the result is a
+/// constant, with a warning when active data went in.
 fn bit_logic(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction, op: LogicOp) {
     let ops = data_operands(insn);
-    if op == LogicOp::Ternary || insn.op_count() < 2 || ops.is_empty() {
+    if insn.op_count() < 2 || ops.is_empty() {
         return clear_written(ctx, insn, true);
     }
     let legacy = insn.encoding() == EncodingKind::Legacy || insn.op0_register().is_gpr();
-    let (ia, ib) = if legacy { (0, 1) } else { (1, 2) };
     let gpr = insn.op0_kind() == OpKind::Register && insn.op0_register().is_gpr()
         || insn.op0_kind() == OpKind::Memory
             && insn.memory_size().size() <= 8
             && !is_vector_op(insn);
-    let w = match insn.mnemonic() {
-        Mnemonic::Andps
-        | Mnemonic::Andnps
-        | Mnemonic::Orps
-        | Mnemonic::Xorps
-        | Mnemonic::Vandps
-        | Mnemonic::Vandnps
-        | Mnemonic::Vorps
-        | Mnemonic::Vxorps
-        | Mnemonic::Vpandd
-        | Mnemonic::Vpandnd
-        | Mnemonic::Vpord
-        | Mnemonic::Vpxord => 4,
-        _ if gpr => insn
-            .memory_size()
-            .size()
-            .max(if insn.op0_kind() == OpKind::Register {
-                insn.op0_register().size()
-            } else {
-                0
-            })
-            .clamp(1, 8),
-        _ => 8,
+    // Source operand numbers: two-operand legacy forms read the destination.
+    let sources: Vec<u32> = match (op, legacy) {
+        (LogicOp::Ternary, _) => vec![0, 1, 2],
+        (_, true) => vec![0, 1],
+        (_, false) => vec![1, 2],
     };
-    let read = |i: usize| -> Option<([u8; 64], [u8; 64])> {
-        let o = *ops.get(i)?;
+    let read = |o: u32| -> Option<([u8; 64], [u8; 64])> {
         let mut d = [0u8; 64];
-        let mut s = [0u8; 64];
+        let mut sh = [0u8; 64];
         match insn.op_kind(o) {
             OpKind::Register if gpr => {
                 let reg = insn.op_register(o);
                 d[..8].copy_from_slice(&super::guest::gpr_value(ctx, reg).to_le_bytes());
-                read_shadow(ctx, ShadowLoc::Reg(reg_shadow_offset(reg)?), &mut s[..8]);
+                read_shadow(ctx, ShadowLoc::Reg(reg_shadow_offset(reg)?), &mut sh[..8]);
             }
             OpKind::Register | OpKind::Memory => {
                 let l = lanes_of(ctx, insn, o, Elem::F64)?;
                 d = l.data;
-                s = l.shadow;
+                sh = l.shadow;
             }
-            OpKind::Immediate8
-            | OpKind::Immediate32to64
-            | OpKind::Immediate32
-            | OpKind::Immediate8to64 => {
-                d[..8].copy_from_slice(&insn.immediate(o).to_le_bytes());
-            }
+            k if is_immediate(k) => d[..8].copy_from_slice(&insn.immediate(o).to_le_bytes()),
             _ => return None,
         }
-        Some((d, s))
+        Some((d, sh))
     };
-    let b_op = (0..insn.op_count()).find(|&i| i as usize >= ib);
-    let a = read(ia);
-    let b = match b_op {
-        Some(i)
-            if matches!(
-                insn.op_kind(i),
-                OpKind::Immediate8
-                    | OpKind::Immediate32to64
-                    | OpKind::Immediate32
-                    | OpKind::Immediate8to64
-            ) =>
-        {
-            let mut d = [0u8; 64];
-            d[..8].copy_from_slice(&insn.immediate(i).to_le_bytes());
-            Some((d, [0u8; 64]))
+    let mut operands = Vec::with_capacity(3);
+    for &o in &sources {
+        match read(o) {
+            Some(v) => operands.push(v),
+            None => return clear_written(ctx, insn, true),
         }
-        _ => read(ib),
+    }
+    let imm = if op == LogicOp::Ternary {
+        insn.immediate8()
+    } else {
+        0
     };
-    let (Some((ad, ash)), Some((bd, bsh))) = (a, b) else {
-        return clear_written(ctx, insn, true);
+    // Both sources the same register: `xor x, x` and `andn x, x` are the
+    // zero idiom (a constant), `and x, x` and `or x, x` are x itself.
+    let same_reg = op != LogicOp::Ternary
+        && sources.iter().all(|&o| insn.op_kind(o) == OpKind::Register)
+        && insn.op_register(sources[0]) == insn.op_register(sources[1]);
+    if same_reg && matches!(op, LogicOp::Xor | LogicOp::AndNot) {
+        return clear_written(ctx, insn, false);
+    }
+    if same_reg {
+        return moves(ctx, insn);
+    }
+    let w = if gpr {
+        if insn.op0_kind() == OpKind::Register {
+            insn.op0_register().size()
+        } else {
+            insn.memory_size().size()
+        }
+        .min(8)
+    } else {
+        8
     };
     let bytes = if gpr { w } else { dest_bytes(insn) };
-    let same_reg = ops.len() >= 2
-        && insn.op_kind(ops[ia]) == OpKind::Register
-        && insn.op_kind(ops[ib.min(ops.len() - 1)]) == OpKind::Register
-        && insn.op_register(ops[ia]) == insn.op_register(ops[ib.min(ops.len() - 1)]);
-    let lanes = LogicLanes {
-        op,
-        ad,
-        ash,
-        bd,
-        bsh,
-        same_reg,
-    };
+    let lanes = LogicLanes { op, imm, operands };
     let mut out = [0u8; 64];
     let mut warned_unknown = false;
     let mut emit = |ctx: &mut ThreadCtx, off: usize, width: usize, out: &mut [u8; 64]| {
-        let (idx, unknown) = lanes.lane(ctx, r, off, width);
-        warned_unknown |= unknown;
-        out[off..off + 4].copy_from_slice(&idx.to_le_bytes());
+        let idx = lanes.lane(ctx, r, off, width);
+        warned_unknown |= idx.is_none();
+        out[off..off + 4].copy_from_slice(&idx.unwrap_or(0).to_le_bytes());
     };
     if gpr && w < 8 {
         emit(ctx, 0, 4, &mut out);
     } else {
         // The suffix (ps/pd, d/q) says nothing about the data: clang
-        // negates doubles with xorps. Each 8 bytes are one double when the
-        // passive operand is a 64-bit mask pattern and nothing is active in
-        // the upper half; otherwise two 4-byte granules (floats, or the
-        // halves of a value being reassembled from 32-bit words).
+        // negates doubles with xorps. Each 8 bytes are one double unless a
+        // value is active in the upper 4 bytes (two floats, or the halves of
+        // a value being reassembled from 32-bit words).
+        // A float's abs/neg mask changes bit 31, which is magnitude for a
+        // double, so a failed double reading falls back to two granules.
         for off in (0..bytes).step_by(8) {
-            if lanes.is_double_lane(off) {
-                emit(ctx, off, 8, &mut out);
-            } else {
-                emit(ctx, off, 4, &mut out);
-                emit(ctx, off + 4, 4, &mut out);
+            if !lanes.upper_half_active(off) {
+                if let Some(idx) = lanes.lane(ctx, r, off, 8) {
+                    out[off..off + 4].copy_from_slice(&idx.to_le_bytes());
+                    continue;
+                }
             }
+            emit(ctx, off, 4, &mut out);
+            emit(ctx, off + 4, 4, &mut out);
         }
     }
     let w = if gpr { w } else { 4 };
@@ -531,18 +553,16 @@ fn bit_logic(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction, op: LogicOp)
             let Some(loc) = reg_shadow_offset(reg) else {
                 return;
             };
-            let mut cur = [0u8; 8];
-            read_shadow(ctx, ShadowLoc::Reg(loc), &mut cur);
             match reg.size() {
-                8 | 4 => write_shadow(
-                    ctx,
-                    ShadowLoc::Reg(RegFile::gpr_offset(reg.full_register().number(), 0)),
-                    &{
-                        let mut v = [0u8; 8];
-                        v[..reg.size()].copy_from_slice(&out[..reg.size()]);
-                        v
-                    },
-                ),
+                8 | 4 => {
+                    let mut v = [0u8; 8];
+                    v[..reg.size()].copy_from_slice(&out[..reg.size()]);
+                    write_shadow(
+                        ctx,
+                        ShadowLoc::Reg(RegFile::gpr_offset(reg.full_register().number(), 0)),
+                        &v,
+                    )
+                }
                 _ => write_shadow(ctx, ShadowLoc::Reg(loc), &[0u8; 4][..reg.size().min(4)]),
             }
         }
@@ -570,11 +590,9 @@ fn bit_logic(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction, op: LogicOp)
 /// Operand data and shadows of a bitwise instruction, for the per-lane rule.
 struct LogicLanes {
     op: LogicOp,
-    ad: [u8; 64],
-    ash: [u8; 64],
-    bd: [u8; 64],
-    bsh: [u8; 64],
-    same_reg: bool,
+    imm: u8,
+    /// (data, shadow) per source operand, in the instruction's order.
+    operands: Vec<([u8; 64], [u8; 64])>,
 }
 
 impl LogicLanes {
@@ -590,62 +608,68 @@ impl LogicLanes {
         }
     }
 
-    fn is_double_lane(&self, off: usize) -> bool {
-        if Self::index(&self.ash, off + 4) != 0 || Self::index(&self.bsh, off + 4) != 0 {
-            return false;
-        }
-        let passive = if Self::index(&self.ash, off) != 0 {
-            &self.bd
-        } else {
-            &self.ad
-        };
-        matches!(
-            Self::value(passive, off, 8),
-            0 | u64::MAX | SIGN64 | 0x7fff_ffff_ffff_ffff
-        )
+    fn upper_half_active(&self, off: usize) -> bool {
+        self.operands
+            .iter()
+            .any(|(_, sh)| Self::index(sh, off + 4) != 0)
     }
 
-    /// The result index of one lane, and whether the lane was active logic
-    /// that is not a recognised bit-trick.
-    fn lane(&self, ctx: &mut ThreadCtx, r: &Recorder, off: usize, width: usize) -> (u32, bool) {
-        let (idx_a, idx_b) = (Self::index(&self.ash, off), Self::index(&self.bsh, off));
-        if self.same_reg || (idx_a == 0 && idx_b == 0) {
-            return (0, false);
+    /// The bitwise function on concrete operand values.
+    fn eval(&self, v: &[u64]) -> u64 {
+        match self.op {
+            LogicOp::And => v[0] & v[1],
+            LogicOp::AndNot => !v[0] & v[1],
+            LogicOp::Or => v[0] | v[1],
+            LogicOp::Xor => v[0] ^ v[1],
+            LogicOp::Ternary => (0..8).fold(0, |acc, i| {
+                if self.imm & (1 << i) == 0 {
+                    return acc;
+                }
+                let pick = |bit: u32, x: u64| if i & (1 << bit) != 0 { x } else { !x };
+                acc | (pick(2, v[0]) & pick(1, v[1]) & pick(0, v[2]))
+            }),
         }
-        if idx_a != 0 && idx_b != 0 {
-            return (0, true);
+    }
+
+    /// The result index of one lane, or `None` when active data went into
+    /// logic that is not a magnitude-preserving bit-trick.
+    fn lane(&self, ctx: &mut ThreadCtx, r: &Recorder, off: usize, width: usize) -> Option<u32> {
+        let idx: Vec<u32> = self
+            .operands
+            .iter()
+            .map(|(_, sh)| Self::index(sh, off))
+            .collect();
+        if idx.iter().all(|&i| i == 0) {
+            return Some(0);
         }
-        let (va, vb) = (
-            Self::value(&self.ad, off, width),
-            Self::value(&self.bd, off, width),
-        );
+        let mask = if width == 8 { u64::MAX } else { 0xffff_ffff };
         let sign = if width == 8 { SIGN64 } else { SIGN32 };
-        let all = if width == 8 { u64::MAX } else { 0xffff_ffff };
-        // x is the active operand, m the passive one; for andn the first
-        // operand is the complemented one.
-        let (x_first, ix, xv, m) = if idx_a != 0 {
-            (true, idx_a, va, vb)
+        let one = if width == 8 {
+            1f64.to_bits()
         } else {
-            (false, idx_b, vb, va)
+            u64::from(1f32.to_bits())
         };
-        let abs_partial = if xv & sign != 0 { -1.0 } else { 1.0 };
-        let pick = match self.op {
-            LogicOp::And if m == all => Some(1.0),
-            LogicOp::And if m == all ^ sign => Some(abs_partial),
-            LogicOp::And if m & !sign == 0 => Some(0.0), // sign extraction or zero
-            LogicOp::AndNot if !x_first && m == sign => Some(abs_partial),
-            LogicOp::AndNot if !x_first && m == 0 => Some(1.0),
-            LogicOp::AndNot if x_first && (!xv & all & m) == 0 => Some(0.0),
-            LogicOp::Or if m == 0 => Some(1.0),
-            LogicOp::Or if m == sign => Some(-abs_partial),
-            LogicOp::Xor if m == 0 => Some(1.0),
-            LogicOp::Xor if m == sign => Some(-1.0),
-            _ => None,
-        };
-        match pick {
-            Some(p) => (result_index(ctx, r, ix, p, 0, 0.0), false),
-            None => (0, true),
+        let vals: Vec<u64> = self
+            .operands
+            .iter()
+            .map(|(d, _)| Self::value(d, off, width))
+            .collect();
+        let result = self.eval(&vals) & mask;
+        for (k, &ik) in idx.iter().enumerate() {
+            if ik == 0 {
+                continue;
+            }
+            let x = vals[k];
+            let mut probe_vals = vals.clone();
+            let probe = (x & sign) | one;
+            probe_vals[k] = probe;
+            let probe_result = self.eval(&probe_vals) & mask;
+            if result & !sign == x & !sign && probe_result & !sign == probe & !sign {
+                let p = if (result ^ x) & sign == 0 { 1.0 } else { -1.0 };
+                return Some(result_index(ctx, r, ik, p, 0, 0.0));
+            }
         }
+        None
     }
 }
 
@@ -1085,7 +1109,18 @@ fn x87(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction) {
         | Mnemonic::Fcmovne
         | Mnemonic::Fcmovnbe
         | Mnemonic::Fcmovnu => {
-            if condition_holds(insn.condition_code(), ctx.regs.rflags) {
+            // iced reports no condition code for fcmovcc.
+            let cc = match m {
+                Mnemonic::Fcmovb => ConditionCode::b,
+                Mnemonic::Fcmove => ConditionCode::e,
+                Mnemonic::Fcmovbe => ConditionCode::be,
+                Mnemonic::Fcmovu => ConditionCode::p,
+                Mnemonic::Fcmovnb => ConditionCode::ae,
+                Mnemonic::Fcmovne => ConditionCode::ne,
+                Mnemonic::Fcmovnbe => ConditionCode::a,
+                _ => ConditionCode::np,
+            };
+            if condition_holds(cc, ctx.regs.rflags) {
                 let s = st_operand(1).unwrap_or(0);
                 let idx = get(ctx, phys(top, s));
                 set(ctx, phys(top, 0), idx);

@@ -141,9 +141,9 @@ fn selector_registers(insn: &Instruction) -> Vec<Register> {
     v
 }
 
-const SCRATCH_CANDIDATES: [Register; 10] = [
-    Register::R8,
-    Register::R9,
+/// Registers the thunk may take for its own pointers: callee-saved ones
+/// and r10/r11 (never r8/r9, which carry its arguments).
+const SCRATCH_CANDIDATES: [Register; 8] = [
     Register::R10,
     Register::R11,
     Register::R12,
@@ -191,7 +191,22 @@ fn build(t: &mut Thunks, insn: &Instruction) -> Option<u64> {
     {
         return None; // push/pop/leave and gathers have their own rules
     }
-    let selectors = selector_registers(insn);
+    // One name per architectural register: gprs by their 64-bit name,
+    // vector registers by their zmm name (iced may list ymm0 as read and
+    // zmm0 as written for one EVEX operand).
+    let canonical = |r: Register| {
+        if r.is_gpr() {
+            r.full_register()
+        } else if r.is_xmm() || r.is_ymm() || r.is_zmm() {
+            Register::ZMM0 + r.number() as u32
+        } else {
+            r
+        }
+    };
+    let selectors: Vec<Register> = selector_registers(insn)
+        .into_iter()
+        .map(canonical)
+        .collect();
     let touched_full: Vec<Register> = used
         .iter()
         .map(|(r, _)| if r.is_gpr() { r.full_register() } else { *r })
@@ -235,7 +250,7 @@ fn build(t: &mut Thunks, insn: &Instruction) -> Option<u64> {
     // Operand shadows (selectors: guest values) into the same registers.
     let mut loaded: Vec<Register> = Vec::new();
     for (r, access) in &used {
-        let full = if r.is_gpr() { r.full_register() } else { *r };
+        let full = canonical(*r);
         if loaded.contains(&full) || full == base || full == mem || full == sel || r.is_k() {
             continue;
         }
@@ -285,6 +300,7 @@ fn build(t: &mut Thunks, insn: &Instruction) -> Option<u64> {
     }
     push(Ok(replayed));
     // Written registers' shadows back to the register file.
+    let mut stored: Vec<Register> = Vec::new();
     for (r, access) in &used {
         let writes = matches!(
             access,
@@ -293,7 +309,11 @@ fn build(t: &mut Thunks, insn: &Instruction) -> Option<u64> {
         if !writes || r.is_k() {
             continue;
         }
-        let full = if r.is_gpr() { r.full_register() } else { *r };
+        let full = canonical(*r);
+        if stored.contains(&full) {
+            continue;
+        }
+        stored.push(full);
         if full.is_gpr64() {
             push(Instruction::with2(
                 Mov_rm64_r64,
