@@ -121,6 +121,59 @@ pub fn init() {
         }
     }
     install_host(libc::SIGTRAP, &guest_action(libc::SIGTRAP));
+    // Recording: signals that would kill the process by default pass through
+    // the host handler, which completes the tape first.
+    if crate::record::recorder().is_some() {
+        for sig in FATAL_BY_DEFAULT {
+            let act = guest_action(sig);
+            if act.handler == libc::SIG_DFL as u64 {
+                install_host(sig, &act);
+            }
+        }
+    }
+}
+
+/// Signals whose default action ends the process.
+const FATAL_BY_DEFAULT: [i32; 14] = [
+    libc::SIGHUP,
+    libc::SIGINT,
+    libc::SIGQUIT,
+    libc::SIGILL,
+    libc::SIGABRT,
+    libc::SIGBUS,
+    libc::SIGFPE,
+    libc::SIGSEGV,
+    libc::SIGPIPE,
+    libc::SIGALRM,
+    libc::SIGTERM,
+    libc::SIGUSR1,
+    libc::SIGUSR2,
+    libc::SIGSYS,
+];
+
+/// A signal with the default action is about to end the process: complete
+/// the tape, say so, and let the default action happen. Signal context.
+fn die_by_default(sig: i32, fault: bool) {
+    let blocks = crate::record::flush_all_in_signal();
+    crate::dgad_eprintln!(
+        "record: the program is ending on signal {}; the tape is complete ({} blocks)",
+        sig,
+        blocks
+    );
+    kernel_sigaction(sig, Some(&KernelSigaction::default()), None);
+    if !fault {
+        // SAFETY: re-sending the signal to ourselves; it is delivered with
+        // the default action once this handler returns.
+        unsafe {
+            sys::syscall3(
+                libc::SYS_tgkill,
+                crate::init::pid() as u64,
+                sys::gettid() as u64,
+                sig as u64,
+            )
+        };
+    }
+    // A fault re-executes the faulting instruction, which faults again.
 }
 
 /// The guest's `rt_sigaction`.
@@ -249,6 +302,12 @@ extern "C" fn host_handler(sig: i32, info: *mut libc::siginfo_t, ucv: *mut libc:
         )
     };
     let pc = uc.uc_mcontext.gregs[libc::REG_RIP as usize] as u64;
+    if sig != libc::SIGTRAP
+        && guest_action(sig).handler == libc::SIG_DFL as u64
+        && !default_ignores(sig)
+    {
+        return die_by_default(sig, is_fault(sig, info));
+    }
     let stepping_trap = sig == libc::SIGTRAP && ctx.stepping != 0 && info.si_code == 2; // TRAP_TRACE
     if stepping_trap {
         match locate(pc) {

@@ -198,6 +198,10 @@ impl Recorder {
                 continue;
             }
             if r <= 0 {
+                // Keep the file a whole number of blocks: cut a partly
+                // written block off.
+                // SAFETY: truncating our own file.
+                unsafe { sys::syscall3(libc::SYS_ftruncate, fd as u64, offset - offset % 32, 0) };
                 let mut path = String::from_utf8_lossy(&self.dir).into_owned();
                 path.push_str(file_name::TAPE);
                 self.fail(&format!(
@@ -255,6 +259,9 @@ impl Recorder {
 
     fn next_chunk_for(&self, ctx: &mut ThreadCtx) {
         self.flush(ctx);
+        // Open the tape here, in normal context, so that a flush from a
+        // signal handler only has to write (no lock, no allocation).
+        self.open_file(&self.tape_fd, file_name::TAPE);
         if ctx.tape.buf == 0 {
             let bytes = (CHUNK * 32) as usize;
             let Some(buf) = sys::map_anon(bytes, libc::PROT_READ | libc::PROT_WRITE, 0, false)
@@ -311,6 +318,47 @@ pub struct ThreadTape {
 pub fn flush_all() {
     let Some(r) = recorder() else { return };
     crate::threads::for_each_context(|c| r.flush(c));
+}
+
+/// Flushes every thread's blocks from a signal handler about to let the
+/// process die: the tape file is already open (see `next_chunk_for`), so
+/// this only writes. Returns the number of blocks handed out.
+pub fn flush_all_in_signal() -> u64 {
+    let Some(r) = recorder() else { return 0 };
+    let fd = r.tape_fd.load(Ordering::Acquire);
+    let mut blocks = 0;
+    crate::threads::for_each_context(|c| {
+        let t = &mut c.tape;
+        if fd >= 0 && t.buf != 0 && t.next > t.flushed {
+            let from = (t.flushed - t.base) as usize * 32;
+            let to = (t.next - t.base) as usize * 32;
+            // SAFETY: [from, to) lies inside this thread's tape buffer.
+            let bytes =
+                unsafe { core::slice::from_raw_parts((t.buf as *const u8).add(from), to - from) };
+            let mut off = 0;
+            while off < bytes.len() {
+                // SAFETY: writing our own buffer to our own file.
+                let w = unsafe {
+                    sys::syscall6(
+                        libc::SYS_pwrite64,
+                        fd as u64,
+                        bytes[off..].as_ptr() as u64,
+                        (bytes.len() - off) as u64,
+                        t.flushed * 32 + off as u64,
+                        0,
+                        0,
+                    )
+                };
+                if w <= 0 {
+                    break;
+                }
+                off += w as usize;
+            }
+            t.flushed = t.next;
+        }
+        blocks = blocks.max(t.next);
+    });
+    blocks
 }
 
 /// Writes the calling thread's pending blocks (at thread exit).

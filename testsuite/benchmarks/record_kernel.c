@@ -1,0 +1,42 @@
+/* Record-mode benchmark kernel: an explicit 2-D heat stencil on an N x N grid
+ * for STEPS steps. AD inputs: every value of the initial state; AD output:
+ * the Euclidean norm of the final state. Usage: record_kernel [N [STEPS]].
+ * Prints the norm and the number of arithmetic operations on active data it
+ * performs (for tape bytes per operation). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <valgrind/derivgrind.h>
+
+int main(int argc, char **argv)
+{
+    int n = argc > 1 ? atoi(argv[1]) : 64;
+    int steps = argc > 2 ? atoi(argv[2]) : 50;
+    double *a = malloc(sizeof(double) * (size_t)n * (size_t)n);
+    double *b = malloc(sizeof(double) * (size_t)n * (size_t)n);
+    if (!a || !b || n < 3 || steps < 1)
+        return 2;
+    for (int i = 0; i < n * n; i++) {
+        a[i] = b[i] = 1.0 + 0.5 * sin(0.01 * i);
+        DG_INPUTF(a[i]);
+        b[i] = a[i];
+    }
+    for (int s = 0; s < steps; s++) {
+        for (int i = 1; i < n - 1; i++)
+            for (int j = 1; j < n - 1; j++)
+                b[i * n + j] = a[i * n + j]
+                    + 0.2 * (a[(i - 1) * n + j] + a[(i + 1) * n + j] + a[i * n + j - 1] + a[i * n + j + 1]
+                             - 4.0 * a[i * n + j]);
+        double *t = a;
+        a = b;
+        b = t;
+    }
+    double sum = 0;
+    for (int i = 0; i < n * n; i++)
+        sum += a[i] * a[i];
+    double norm = sqrt(sum);
+    DG_OUTPUTF(norm);
+    long ops = (long)steps * (n - 2) * (n - 2) * 7 + (long)n * n * 2 + 1;
+    printf("norm %.17g\nactive operations %ld\n", norm, ops);
+    return 0;
+}

@@ -1,0 +1,184 @@
+//! Record mode under adverse conditions: the files must be complete and
+//! consistent after every exit path, and bad set-ups must fail clearly.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use testsuite::derivatives::dg_eval;
+use testsuite::{
+    build_program_at, programs_dir, run_native, run_under_dgad, workspace_root, Compiler,
+    Invocation, OptLevel, ScratchDir,
+};
+
+fn build(name: &str, link: &[&str]) -> PathBuf {
+    // Tests run in parallel and share programs: build each once at a time.
+    static BUILDING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _guard = BUILDING.lock().unwrap_or_else(|e| e.into_inner());
+    let include: OsString = format!("-I{}", workspace_root().join("include").display()).into();
+    let link: Vec<OsString> = link.iter().map(OsString::from).collect();
+    build_program_at(
+        &programs_dir().join("record").join(name),
+        Compiler::Gcc,
+        OptLevel::O3,
+        &[include],
+        &link,
+    )
+}
+
+fn record(inv: &Invocation, dir: &Path) -> testsuite::Outcome {
+    run_under_dgad(
+        inv,
+        None,
+        &[
+            ("DGAD_MODE", "record"),
+            ("DGAD_RECORD", dir.to_str().unwrap()),
+        ],
+    )
+}
+
+/// Runs `dg-eval DIR` with one bar per output and returns the input bars.
+fn gradient(dir: &Path, output_bars: &str) -> Vec<f64> {
+    std::fs::write(dir.join("dg-output-bars"), output_bars).unwrap();
+    let out = std::process::Command::new(dg_eval())
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "dg-eval failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::read_to_string(dir.join("dg-input-bars"))
+        .unwrap()
+        .lines()
+        .map(|l| l.trim().parse().unwrap())
+        .collect()
+}
+
+/// dy/dx of y_n with y_{k+1} = y_k x + 0.5, y_0 = 1, by the same recurrence
+/// differentiated by hand: d_{k+1} = d_k x + y_k.
+fn recurrence_derivative(x: f64, n: usize) -> f64 {
+    let (mut y, mut d) = (1.0f64, 0.0f64);
+    for _ in 0..n {
+        d = d * x + y;
+        y = y * x + 0.5;
+    }
+    d
+}
+
+#[test]
+fn tape_complete_after_fatal_signal() {
+    let prog = build("fatal_signal_after_recording.c", &[]);
+    let scratch = ScratchDir::new("record-fatal");
+    let dir = scratch.path().join("run");
+    let inv = Invocation::new(&prog).args(["0.999", "20000", "crash"]);
+    let native = run_native(&inv, None);
+    let dgad = record(&inv, &dir);
+    assert_eq!(
+        dgad.status.code(),
+        native.status.code(),
+        "exit status differs"
+    );
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&dgad.status),
+        std::os::unix::process::ExitStatusExt::signal(&native.status),
+        "terminating signal differs"
+    );
+    assert_eq!(dgad.stdout, native.stdout);
+    let stderr = String::from_utf8_lossy(&dgad.stderr);
+    assert!(
+        stderr.contains("the tape is complete"),
+        "no completion note on stderr: {stderr}"
+    );
+    let bars = gradient(&dir, "1.0\n");
+    let expected = recurrence_derivative(0.999, 20000);
+    assert!(
+        (bars[0] - expected).abs() <= 1e-9 * expected.abs(),
+        "dy/dx {} vs {}",
+        bars[0],
+        expected
+    );
+}
+
+#[test]
+fn unwritable_record_directory_fails_at_start() {
+    let prog = build("fatal_signal_after_recording.c", &[]);
+    let inv = Invocation::new(&prog).args(["2", "3"]);
+    let out = run_under_dgad(
+        &inv,
+        None,
+        &[
+            ("DGAD_MODE", "record"),
+            ("DGAD_RECORD", "/proc/self/no-such-dir/run"),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(125));
+    assert!(
+        out.stdout.is_empty(),
+        "the program ran: {}",
+        out.stdout_text()
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("DGAD_RECORD=/proc/self/no-such-dir/run"),
+        "message does not name the directory: {stderr}"
+    );
+}
+
+#[test]
+fn full_disk_leaves_whole_blocks_and_says_so() {
+    let prog = build("fatal_signal_after_recording.c", &[]);
+    let scratch = ScratchDir::new("record-full");
+    let dir = scratch.path().join("run");
+    // A 100 KiB file-size limit stands in for a full disk.
+    let script = format!(
+        "ulimit -f 100; trap '' XFSZ; exec {} 0.999 200000",
+        prog.display()
+    );
+    let inv = Invocation::new("bash").args(["-c", &script]);
+    let out = record(&inv, &dir);
+    assert_eq!(out.status.code(), Some(125));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("dg-tape failed")
+            && stderr.contains("complete up to the last flushed block"),
+        "{stderr}"
+    );
+    let size = std::fs::metadata(dir.join("dg-tape")).unwrap().len();
+    assert!(
+        size > 0 && size % 32 == 0,
+        "tape of {size} bytes is not whole blocks"
+    );
+}
+
+#[test]
+fn threads_record_one_consistent_tape() {
+    let prog = build("threads_record.c", &["-pthread"]);
+    let scratch = ScratchDir::new("record-threads");
+    let dir = scratch.path().join("run");
+    let inv = Invocation::new(&prog);
+    let native = run_native(&inv, None);
+    let dgad = record(&inv, &dir);
+    assert!(dgad.status.success());
+    assert_eq!(dgad.stdout, native.stdout);
+    // --stats validates the whole tape (operand order, block 0) as well.
+    std::fs::write(dir.join("dg-output-bars"), "1.0\n").unwrap();
+    let stats = std::process::Command::new(dg_eval())
+        .arg(&dir)
+        .arg("--stats")
+        .output()
+        .unwrap();
+    assert!(
+        stats.status.success(),
+        "tape does not validate: {}",
+        String::from_utf8_lossy(&stats.stderr)
+    );
+    let bars = gradient(&dir, "1.0\n");
+    for (t, bar) in bars.iter().enumerate() {
+        let x = 0.5 + t as f64;
+        let expected = 3.0 * x * x + 2.0;
+        assert!(
+            (bar - expected).abs() <= 1e-12 * expected,
+            "thread {t}: {bar} vs {expected}"
+        );
+    }
+}
