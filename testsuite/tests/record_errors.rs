@@ -145,7 +145,7 @@ fn full_disk_leaves_whole_blocks_and_says_so() {
     );
     let size = std::fs::metadata(dir.join("dg-tape")).unwrap().len();
     assert!(
-        size > 0 && size % 32 == 0,
+        size > 0 && size.is_multiple_of(32),
         "tape of {size} bytes is not whole blocks"
     );
 }
