@@ -329,6 +329,17 @@ pub fn find_block(pc: u64) -> Option<&'static Block> {
     (pc < b.cache_start + b.cache_len).then_some(b)
 }
 
+/// The decoded instruction of an instrument exit's record.
+pub fn instrument_record(addr: u64) -> &'static iced_x86::Instruction {
+    // SAFETY: instrument exits carry an `InstrumentRecord`, whose `insn`
+    // points at an instruction the translator leaked for the life of the
+    // process.
+    unsafe {
+        let rec = core::ptr::read_unaligned(addr as *const rewriter::translate::InstrumentRecord);
+        &*(rec.insn as *const iced_x86::Instruction)
+    }
+}
+
 /// Reads an exit record placed in the cache by the translator.
 pub fn exit_record(addr: u64) -> ExitRecord {
     // SAFETY: exit stubs pass the address of their own record, which lives

@@ -154,6 +154,7 @@ impl ThreadCtx {
         enter_ibl_miss: offset_of!(ThreadCtx, enter_ibl_miss) as u32,
         ibl_table: offset_of!(ThreadCtx, ibl) as u32,
         ibl_hits: offset_of!(ThreadCtx, ibl_hits) as u32,
+        shadow_regs: offset_of!(ThreadCtx, shadow) as u32,
     };
 
     /// Maps a fresh context and its runtime stack. The lookup table starts

@@ -39,7 +39,8 @@ pub extern "C" fn dgad_dispatch(ctx: &mut ThreadCtx) {
                     // Apply the instruction's AD semantics, then run it: it
                     // follows the record in this block. Signals wait for the
                     // next exit, so the shadows stay in step with the data.
-                    crate::record::apply::instrument(ctx, rec.target);
+                    let insn = cache::instrument_record(rec_addr);
+                    crate::record::apply::instrument(ctx, insn);
                     ctx.resume_addr = rec_addr.wrapping_add(rec.patch as i64 as u64);
                     return;
                 }

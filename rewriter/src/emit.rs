@@ -99,6 +99,18 @@ impl Emitter {
         self.u32(disp);
     }
 
+    /// `mov qword gs:[disp], 0` (or `dword` when `len` is 4). Clobbers
+    /// nothing, not the flags.
+    pub fn zero_gs(&mut self, disp: u32, len: u8) {
+        if len == 8 {
+            self.bytes(&[0x65, 0x48, 0xc7, 0x04, 0x25]);
+        } else {
+            self.bytes(&[0x65, 0xc7, 0x04, 0x25]);
+        }
+        self.u32(disp);
+        self.u32(0);
+    }
+
     /// `jmp qword gs:[disp]`. Clobbers nothing.
     pub fn jmp_gs(&mut self, disp: u32) {
         self.bytes(&[0x65, 0xff, 0x24, 0x25]);
@@ -264,6 +276,8 @@ mod tests {
         e.not_rdx();
         e.add_rdx_to_rcx_keep_flags();
         e.push_rip_literal_placeholder();
+        e.zero_gs(0x2010, 8);
+        e.zero_gs(0x2018, 4);
         assert_eq!(
             disasm(&e),
             [
@@ -282,6 +296,8 @@ mod tests {
                 "not rdx",
                 "lea rcx,[rcx+rdx]",
                 "push qword ptr [1054h]",
+                "mov qword ptr gs:[2010h],0",
+                "mov dword ptr gs:[2018h],0",
             ]
         );
     }

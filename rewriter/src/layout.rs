@@ -31,6 +31,8 @@ pub struct ContextLayout {
     /// Counter of indirect-branch hits, bumped only when
     /// [`crate::TranslateOptions::count_ibl_hits`] is set.
     pub ibl_hits: u32,
+    /// Start of the shadow register file (`shadowmem::RegFile`).
+    pub shadow_regs: u32,
 }
 
 impl ContextLayout {
@@ -45,6 +47,7 @@ impl ContextLayout {
         enter_ibl_miss: 0x38,
         ibl_table: 0x10000,
         ibl_hits: 0x40,
+        shadow_regs: 0x2000,
     };
 }
 

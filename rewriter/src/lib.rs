@@ -11,6 +11,7 @@
 
 pub mod disasm;
 pub mod emit;
+pub mod instrument;
 pub mod layout;
 pub mod semantics;
 pub mod translate;

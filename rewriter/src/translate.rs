@@ -16,6 +16,7 @@
 //! signal or a fault in cache code be explained in guest terms.
 
 use crate::emit::{rel32_for, Emitter, Gpr};
+use crate::instrument::Plan;
 use crate::layout::ContextLayout;
 use iced_x86::{
     Code, ConditionCode, Decoder, DecoderOptions, Encoder, FlowControl, Instruction, MemoryOperand,
@@ -78,6 +79,18 @@ pub struct ExitRecord {
     pub patch: i32,
 }
 
+/// The record of an [`ExitKind::Instrument`] exit: the exit record and the
+/// address of the decoded guest instruction.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct InstrumentRecord {
+    /// `target` is the instruction's guest address; `patch` the offset of
+    /// the code that continues (the instruction itself).
+    pub exit: ExitRecord,
+    /// Address of the decoded instruction (`&'static iced_x86::Instruction`).
+    pub insn: u64,
+}
+
 /// Size of the stub code in front of each [`ExitRecord`].
 pub const EXIT_STUB_LEN: usize = 24;
 
@@ -138,9 +151,9 @@ pub struct TranslateOptions {
     /// Count indirect-branch hits in the context (for statistics; costs
     /// three instructions per hit).
     pub count_ibl_hits: bool,
-    /// Which instructions get an [`ExitKind::Instrument`] call before them
-    /// (the AD modes); `None` in null mode.
-    pub instrument: Option<fn(&Instruction) -> bool>,
+    /// The AD mode's instrumentation of each instruction (`None` in null
+    /// mode): see [`crate::instrument::Plan`].
+    pub instrument: Option<fn(&Instruction) -> crate::instrument::Plan>,
 }
 
 impl Default for TranslateOptions {
@@ -263,7 +276,7 @@ struct Translator<'a> {
     pending: Vec<(usize, u64, ExitKind)>,
     encoder: Encoder,
     count_ibl_hits: bool,
-    instrument: Option<fn(&Instruction) -> bool>,
+    instrument: Option<fn(&Instruction) -> crate::instrument::Plan>,
 }
 
 impl Translator<'_> {
@@ -313,8 +326,14 @@ impl Translator<'_> {
         match insn.flow_control() {
             FlowControl::Next | FlowControl::Exception | FlowControl::XbeginXabortXend => {
                 self.map(insn.ip(), false);
-                if self.instrument.is_some_and(|wants| wants(insn)) {
-                    self.instrument_call(insn.ip());
+                match self.instrument.map(|plan| plan(insn)) {
+                    None | Some(Plan::Nothing) => {}
+                    Some(Plan::ClearRegisters(clears)) => {
+                        for (off, len) in clears {
+                            self.e.zero_gs(self.layout.shadow_regs + off, len);
+                        }
+                    }
+                    Some(Plan::Runtime) => self.instrument_call(insn),
                 }
                 self.copy(insn, bytes)?;
                 // A trapping instruction (ud2, int3, hlt) ends the block, so
@@ -406,8 +425,11 @@ impl Translator<'_> {
 
     /// An exit to the runtime that applies the instruction's AD semantics
     /// and comes back right after its record, where the instruction
-    /// follows. Both ends are boundaries of the same guest instruction.
-    fn instrument_call(&mut self, guest_pc: u64) {
+    /// follows. The record is followed by the address of the decoded
+    /// instruction (an [`InstrumentRecord`]), so the runtime neither reads
+    /// nor decodes guest code again. Both ends are boundaries of the same
+    /// guest instruction.
+    fn instrument_call(&mut self, insn: &Instruction) {
         let stub = self.e.offset();
         self.e.store_gs(self.layout.spill_rax, Gpr::RAX);
         let rel = self.e.lea_rax_rip_placeholder();
@@ -415,12 +437,16 @@ impl Translator<'_> {
         let record = self.e.offset();
         debug_assert_eq!(record - stub, EXIT_STUB_LEN);
         self.e.bind_rel32(rel, record);
-        let resume = core::mem::size_of::<ExitRecord>() as i32; // right after the record
-        self.e.bytes(&guest_pc.to_le_bytes());
+        let resume = core::mem::size_of::<InstrumentRecord>() as i32;
+        // Translations are never freed, so neither is their instruction.
+        let decoded: &'static Instruction = Box::leak(Box::new(*insn));
+        self.e.bytes(&insn.ip().to_le_bytes());
         self.e.bytes(&(ExitKind::Instrument as u32).to_le_bytes());
         self.e.bytes(&resume.to_le_bytes());
+        self.e
+            .bytes(&(decoded as *const Instruction as u64).to_le_bytes());
         self.exits.push(record);
-        self.map(guest_pc, false);
+        self.map(insn.ip(), false);
     }
 
     /// Copies a guest instruction, re-encoding it at the cache address when

@@ -10,27 +10,19 @@ use super::guest::{
 use super::{recorder, replay, Recorder};
 use crate::context::ThreadCtx;
 use iced_x86::{
-    Code, ConditionCode, Decoder, DecoderOptions, EncodingKind, Instruction,
-    InstructionInfoFactory, Mnemonic, OpAccess, OpKind, Register,
+    Code, ConditionCode, EncodingKind, Instruction, InstructionInfoFactory, Mnemonic, OpAccess,
+    OpKind, Register,
 };
+use rewriter::instrument::byte_granular_shift;
 use rewriter::semantics::{semantics, Elem, FpOp, LogicOp, Semantics, Shape, SpecialKind};
 use shadowmem::RegFile;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Whether the translator should put an instrumentation call before `insn`.
-pub fn wants(insn: &Instruction) -> bool {
-    !matches!(
-        semantics(insn.code()),
-        Some(Semantics::NoWrite) | Some(Semantics::Special(SpecialKind::Control))
-    )
-}
-
-/// Applies the semantics of the guest instruction at `pc`.
-pub fn instrument(ctx: &mut ThreadCtx, pc: u64) {
+/// Applies the semantics of `insn` (decoded at translation time), which is
+/// about to execute.
+pub fn instrument(ctx: &mut ThreadCtx, insn: &Instruction) {
     let Some(r) = recorder() else { return };
-    let mut bytes = [0u8; 15];
-    let n = crate::cache::read_guest(pc, &mut bytes);
-    let insn = Decoder::with_ip(64, &bytes[..n], pc, DecoderOptions::NONE).decode();
+    let insn = *insn;
     match semantics(insn.code()) {
         Some(Semantics::FpArith { op, elem, shape }) => fp_arith(ctx, r, &insn, op, elem, shape),
         Some(Semantics::FpConvert { from, to, shape }) => fp_convert(ctx, &insn, from, to, shape),
@@ -90,25 +82,6 @@ fn trace(ctx: &ThreadCtx, insn: &Instruction) {
         }
     }
     crate::log!("{}", core::str::from_utf8(line.as_bytes()).unwrap_or("?"));
-}
-
-/// A shift or rotate of a general register by a constant multiple of 8
-/// bits only moves bytes (e.g. `shr rax, 32` unpacking the upper float of a
-/// packed pair), so it is replayed on the shadow like a move.
-fn byte_granular_shift(insn: &Instruction) -> bool {
-    matches!(
-        insn.mnemonic(),
-        Mnemonic::Shl
-            | Mnemonic::Shr
-            | Mnemonic::Sal
-            | Mnemonic::Rol
-            | Mnemonic::Ror
-            | Mnemonic::Shld
-            | Mnemonic::Shrd
-            | Mnemonic::Rorx
-    ) && (0..insn.op_count()).any(|i| insn.op_kind(i) == OpKind::Immediate8)
-        && insn.immediate8().is_multiple_of(8)
-        && insn.op0_kind() == OpKind::Register
 }
 
 /// Partial derivatives of `op` at `(a, b)`: (∂/∂a, ∂/∂b). The conventions
