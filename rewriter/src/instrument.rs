@@ -90,12 +90,12 @@ fn passive_registers(insn: &Instruction) -> Option<Vec<(u32, u8)>> {
             for chunk in (0..len).step_by(8) {
                 clears.push((base + chunk as u32, 8));
             }
-        } else if r.is_k() || matches!(r, Register::RIP | Register::EIP) || r.is_segment_register()
+        } else if !(r.is_k()
+            || matches!(r, Register::RIP | Register::EIP)
+            || r.is_segment_register())
         {
-            // Masks and control state never carry indices.
-        } else if (Register::ST0..=Register::ST7).contains(&r) {
-            return None;
-        } else {
+            // x87 and anything unexpected: leave it to the runtime. (Masks
+            // and control state never carry indices.)
             return None;
         }
     }
