@@ -121,8 +121,16 @@ pub fn init() {
         }
     }
     install_host(libc::SIGTRAP, &guest_action(libc::SIGTRAP));
-    // Recording: signals that would kill the process by default pass through
-    // the host handler, which completes the tape first.
+    // Faults pass through the host handler so that the runtime's own
+    // fault-tolerant reads (`sys::safe_copy`) work. Recording: every signal
+    // that would kill the process by default does, so that the tape is
+    // completed first.
+    for sig in [libc::SIGSEGV, libc::SIGBUS] {
+        let act = guest_action(sig);
+        if act.handler == libc::SIG_DFL as u64 {
+            install_host(sig, &act);
+        }
+    }
     if crate::record::recorder().is_some() {
         for sig in FATAL_BY_DEFAULT {
             let act = guest_action(sig);
@@ -154,12 +162,14 @@ const FATAL_BY_DEFAULT: [i32; 14] = [
 /// A signal with the default action is about to end the process: complete
 /// the tape, say so, and let the default action happen. Signal context.
 fn die_by_default(sig: i32, fault: bool) {
-    let blocks = crate::record::flush_all_in_signal();
-    crate::dgad_eprintln!(
-        "record: the program is ending on signal {}; the tape is complete ({} blocks)",
-        sig,
-        blocks
-    );
+    if crate::record::recorder().is_some() {
+        let blocks = crate::record::flush_all_in_signal();
+        crate::dgad_eprintln!(
+            "record: the program is ending on signal {}; the tape is complete ({} blocks)",
+            sig,
+            blocks
+        );
+    }
     kernel_sigaction(sig, Some(&KernelSigaction::default()), None);
     if !fault {
         // SAFETY: re-sending the signal to ourselves; it is delivered with
@@ -302,6 +312,12 @@ extern "C" fn host_handler(sig: i32, info: *mut libc::siginfo_t, ucv: *mut libc:
         )
     };
     let pc = uc.uc_mcontext.gregs[libc::REG_RIP as usize] as u64;
+    if matches!(sig, libc::SIGSEGV | libc::SIGBUS) {
+        if let Some(fixup) = sys::safe_copy_fixup(pc) {
+            uc.uc_mcontext.gregs[libc::REG_RIP as usize] = fixup as i64;
+            return;
+        }
+    }
     if sig != libc::SIGTRAP
         && guest_action(sig).handler == libc::SIG_DFL as u64
         && !default_ignores(sig)

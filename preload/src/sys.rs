@@ -4,7 +4,46 @@
 //! touch `errno` (guest TLS), some take locks, and the guest may be inside
 //! libc when the runtime runs. Errors come back as negative errno values.
 
-use core::arch::asm;
+use core::arch::{asm, global_asm};
+
+// bool dgad_safe_copy(dst, src, len): `rep movsb` whose fault is turned into
+// a `false` return by the signal handler (see `safe_copy_fixup`).
+global_asm!(
+    ".globl dgad_safe_copy",
+    "dgad_safe_copy:",
+    "    mov rcx, rdx",
+    ".globl dgad_safe_copy_insn",
+    "dgad_safe_copy_insn:",
+    "    rep movsb",
+    "    mov eax, 1",
+    "    ret",
+    ".globl dgad_safe_copy_fault",
+    "dgad_safe_copy_fault:",
+    "    xor eax, eax",
+    "    ret",
+);
+
+extern "C" {
+    fn dgad_safe_copy(dst: *mut u8, src: *const u8, len: usize) -> bool;
+    fn dgad_safe_copy_insn();
+    fn dgad_safe_copy_fault();
+}
+
+/// Copies `len` bytes from memory that may be unmapped; returns false (with
+/// `dst` partly written) when it is.
+///
+/// # Safety
+/// `dst` must be valid for `len` bytes.
+pub unsafe fn safe_copy(dst: *mut u8, src: *const u8, len: usize) -> bool {
+    // SAFETY: the caller vouches for dst; faults on src are recovered.
+    unsafe { dgad_safe_copy(dst, src, len) }
+}
+
+/// If a fault happened inside `safe_copy`, where to continue instead.
+pub fn safe_copy_fixup(pc: u64) -> Option<u64> {
+    (pc == dgad_safe_copy_insn as *const () as u64)
+        .then_some(dgad_safe_copy_fault as *const () as u64)
+}
 
 /// Performs a raw system call with up to six arguments.
 ///

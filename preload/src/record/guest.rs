@@ -241,7 +241,14 @@ pub fn read_index(ctx: &ThreadCtx, loc: ShadowLoc) -> u32 {
     u32::from_le_bytes(b)
 }
 
-/// Reads guest memory (the guest's own bytes).
+/// Reads guest memory (the guest's own bytes); false if any of it is not
+/// readable.
 pub fn read_mem(addr: u64, buf: &mut [u8]) -> bool {
-    crate::cache::read_guest(addr, buf) == buf.len()
+    let end = addr.checked_add(buf.len() as u64);
+    if !end.is_some_and(|end| shadowmem::is_app_range(addr, end)) {
+        return false;
+    }
+    // SAFETY: `safe_copy` turns a fault on the source into `false`; the
+    // destination is our own buffer.
+    unsafe { crate::sys::safe_copy(buf.as_mut_ptr(), addr as *const u8, buf.len()) }
 }
