@@ -76,7 +76,7 @@ global_asm!(
     "    mov rbx, qword ptr gs:[0]",
     "    mov eax, -1",
     "    mov edx, -1",
-    "    xsaveopt64 [rbx + {XSAVE}]",
+    "    xsave64 [rbx + {XSAVE}]",
     "    mov dword ptr [rbx + {IN_RUNTIME}], 1",
     "    cld",
     "    mov rdi, rbx",
