@@ -130,6 +130,8 @@ pub struct ThreadCtx {
     pub ibl_misses: u64,
     /// Indirect-branch hits (counted only with `DGAD_STATS`).
     pub ibl_hits: u64,
+    /// `shadowmem::XOR_MASK`, for inline shadow-address computation.
+    pub shadow_mask: u64,
     /// Record mode: this thread's chunk of the tape.
     pub tape: crate::record::ThreadTape,
     /// Shadow register file (indices of the values in the registers).
@@ -155,6 +157,7 @@ impl ThreadCtx {
         ibl_table: offset_of!(ThreadCtx, ibl) as u32,
         ibl_hits: offset_of!(ThreadCtx, ibl_hits) as u32,
         shadow_regs: offset_of!(ThreadCtx, shadow) as u32,
+        shadow_mask: offset_of!(ThreadCtx, shadow_mask) as u32,
     };
 
     /// Maps a fresh context and its runtime stack. The lookup table starts
@@ -171,6 +174,7 @@ impl ThreadCtx {
         ctx.rt_stack_top = stack + RUNTIME_STACK_BYTES as u64 - 64;
         ctx.enter_exit = crate::entry::enter_exit_addr();
         ctx.enter_ibl_miss = crate::entry::enter_ibl_miss_addr();
+        ctx.shadow_mask = shadowmem::XOR_MASK;
         ctx.clear_ibl();
         Some(ctx)
     }

@@ -166,7 +166,7 @@ pub extern "C" fn dgad_init(
     }));
     let cfg = CONFIG.get_or_init(|| read_config(envp));
     let instrument =
-        (cfg.mode == Mode::Record).then_some(rewriter::instrument::record_plan as fn(&_) -> _);
+        (cfg.mode == Mode::Record).then_some(rewriter::instrument::record_plan as fn(&_, _) -> _);
     if cfg.mode == Mode::Record {
         if let Err(e) = crate::record::reserve_shadow() {
             fail(&e);

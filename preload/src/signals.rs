@@ -260,9 +260,9 @@ fn queue(ctx: &mut ThreadCtx, sig: i32, info: &libc::siginfo_t, uc: Option<&libc
 }
 
 /// Where in cache code `pc` is, in guest terms: the guest pc, whether the
-/// state there is exactly the guest's, and whether guest rcx is in its
-/// spill slot.
-fn locate(pc: u64) -> Option<(u64, bool, bool)> {
+/// state there is exactly the guest's, and which guest registers are in
+/// their spill slots (`rewriter::translate::SPILLS_*`).
+fn locate(pc: u64) -> Option<(u64, bool, u8)> {
     let b = cache::find_block(pc)?;
     let off = (pc - b.cache_start) as u32;
     let i = b.insn_map.partition_point(|e| e.cache_off <= off);
@@ -270,11 +270,8 @@ fn locate(pc: u64) -> Option<(u64, bool, bool)> {
         return None;
     }
     let e = b.insn_map[i - 1];
-    Some((
-        e.guest_pc,
-        e.boundary && e.cache_off == off,
-        e.spills_rcx && !(e.boundary && e.cache_off == off),
-    ))
+    let exact = e.boundary && e.cache_off == off;
+    Some((e.guest_pc, exact, if exact { 0 } else { e.spills }))
 }
 
 fn is_fault(sig: i32, info: &libc::siginfo_t) -> bool {
@@ -285,10 +282,17 @@ fn is_fault(sig: i32, info: &libc::siginfo_t) -> bool {
 }
 
 /// Sends the interrupted thread to `dgad_signal_entry` with guest state.
-fn redirect(ctx: &mut ThreadCtx, uc: &mut libc::ucontext_t, guest_pc: u64, restore_rcx: bool) {
+fn redirect(ctx: &mut ThreadCtx, uc: &mut libc::ucontext_t, guest_pc: u64, spilled: u8) {
+    use rewriter::translate::{SPILLS_RAX, SPILLS_RCX, SPILLS_RDX};
     let g = &mut uc.uc_mcontext.gregs;
-    if restore_rcx {
-        g[libc::REG_RCX as usize] = ctx.spill_rcx as i64;
+    for (bit, reg, slot) in [
+        (SPILLS_RAX, libc::REG_RAX, ctx.spill_rax),
+        (SPILLS_RCX, libc::REG_RCX, ctx.spill_rcx),
+        (SPILLS_RDX, libc::REG_RDX, ctx.spill_rdx),
+    ] {
+        if spilled & bit != 0 {
+            g[reg as usize] = slot as i64;
+        }
     }
     g[libc::REG_EFL as usize] &= !(TF as i64);
     ctx.regs.gpr[reg::RSP] = g[libc::REG_RSP as usize] as u64;
@@ -327,7 +331,7 @@ extern "C" fn host_handler(sig: i32, info: *mut libc::siginfo_t, ucv: *mut libc:
     let stepping_trap = sig == libc::SIGTRAP && ctx.stepping != 0 && info.si_code == 2; // TRAP_TRACE
     if stepping_trap {
         match locate(pc) {
-            Some((gpc, true, _)) => redirect(ctx, uc, gpc, false),
+            Some((gpc, true, _)) => redirect(ctx, uc, gpc, 0),
             Some(_) => {}
             None => {
                 // Left cache code: the dispatcher delivers what is queued.

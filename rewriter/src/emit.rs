@@ -111,6 +111,46 @@ impl Emitter {
         self.u32(0);
     }
 
+    /// `xor rax, qword gs:[disp]`. Clobbers `rax` and the flags.
+    pub fn xor_rax_gs(&mut self, disp: u32) {
+        self.bytes(&[0x65, 0x48, 0x33, 0x04, 0x25]);
+        self.u32(disp);
+    }
+
+    /// `mov eax, dword gs:[disp]` (zero-extends into `rax`). Clobbers `rax`.
+    pub fn load_gs32_eax(&mut self, disp: u32) {
+        self.bytes(&[0x65, 0x8b, 0x04, 0x25]);
+        self.u32(disp);
+    }
+
+    /// `mov rax, [rax]` (8 bytes) or `mov eax, [rax]` (4). Clobbers `rax`.
+    pub fn load_rax_from_rax(&mut self, size: u8) {
+        if size == 8 {
+            self.bytes(&[0x48, 0x8b, 0x00]);
+        } else {
+            self.bytes(&[0x8b, 0x00]);
+        }
+    }
+
+    /// `mov [rax], rdx` (8 bytes) or `mov [rax], edx` (4). Clobbers nothing.
+    pub fn store_rdx_to_rax(&mut self, size: u8) {
+        if size == 8 {
+            self.bytes(&[0x48, 0x89, 0x10]);
+        } else {
+            self.bytes(&[0x89, 0x10]);
+        }
+    }
+
+    /// `mov qword [rax], 0` or `mov dword [rax], 0`. Clobbers nothing.
+    pub fn zero_at_rax(&mut self, size: u8) {
+        if size == 8 {
+            self.bytes(&[0x48, 0xc7, 0x00]);
+        } else {
+            self.bytes(&[0xc7, 0x00]);
+        }
+        self.u32(0);
+    }
+
     /// `jmp qword gs:[disp]`. Clobbers nothing.
     pub fn jmp_gs(&mut self, disp: u32) {
         self.bytes(&[0x65, 0xff, 0x24, 0x25]);
@@ -278,6 +318,14 @@ mod tests {
         e.push_rip_literal_placeholder();
         e.zero_gs(0x2010, 8);
         e.zero_gs(0x2018, 4);
+        e.xor_rax_gs(0x48);
+        e.load_gs32_eax(0x2020);
+        e.load_rax_from_rax(8);
+        e.load_rax_from_rax(4);
+        e.store_rdx_to_rax(8);
+        e.store_rdx_to_rax(4);
+        e.zero_at_rax(8);
+        e.zero_at_rax(4);
         assert_eq!(
             disasm(&e),
             [
@@ -298,6 +346,14 @@ mod tests {
                 "push qword ptr [1054h]",
                 "mov qword ptr gs:[2010h],0",
                 "mov dword ptr gs:[2018h],0",
+                "xor rax,gs:[48h]",
+                "mov eax,gs:[2020h]",
+                "mov rax,[rax]",
+                "mov eax,[rax]",
+                "mov [rax],rdx",
+                "mov [rax],edx",
+                "mov qword ptr [rax],0",
+                "mov dword ptr [rax],0",
             ]
         );
     }

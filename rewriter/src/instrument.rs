@@ -16,6 +16,39 @@ pub enum Plan {
     /// Writes only registers, with values that carry no derivative: zero
     /// these `(offset in the shadow register file, bytes)` ranges inline.
     ClearRegisters(Vec<(u32, u8)>),
+    /// `mov` between general registers: copy the source's shadow
+    /// (`narrow`: 32-bit, the upper half becomes passive).
+    CopyRegister {
+        /// Shadow of the destination register (offset in the register file).
+        dst: u32,
+        /// Shadow of the source register.
+        src: u32,
+        /// A 32-bit move.
+        narrow: bool,
+    },
+    /// `mov reg, [mem]` (8 or 4 bytes): shadow of the memory operand into
+    /// the register's shadow. Needs dead flags (the shadow address is
+    /// computed with `xor`).
+    LoadShadow {
+        /// Shadow of the destination register.
+        dst: u32,
+        /// Operand size in bytes.
+        size: u8,
+    },
+    /// `mov [mem], reg` (8 or 4 bytes): the register's shadow to the
+    /// memory operand's shadow. Needs dead flags.
+    StoreShadow {
+        /// Shadow of the source register.
+        src: u32,
+        /// Operand size in bytes.
+        size: u8,
+    },
+    /// `mov [mem], imm`: the memory operand's shadow becomes passive.
+    /// Needs dead flags.
+    ZeroShadow {
+        /// Operand size in bytes.
+        size: u8,
+    },
     /// Everything else: the runtime applies the semantics before the
     /// instruction runs.
     Runtime,
@@ -47,15 +80,102 @@ fn writes(a: OpAccess) -> bool {
     )
 }
 
-/// The record-mode plan for `insn`.
-pub fn record_plan(insn: &Instruction) -> Plan {
+/// The record-mode plan for `insn`; `flags_free` says whether the status
+/// flags are dead just before it (so inserted code may clobber them).
+pub fn record_plan(insn: &Instruction, flags_free: bool) -> Plan {
     match semantics(insn.code()) {
         Some(Semantics::NoWrite) | Some(Semantics::Special(SpecialKind::Control)) => Plan::Nothing,
         Some(Semantics::Passive) if !byte_granular_shift(insn) => {
             passive_registers(insn).map_or(Plan::Runtime, Plan::ClearRegisters)
         }
+        Some(Semantics::Move) => general_mov(insn, flags_free).unwrap_or(Plan::Runtime),
         _ => Plan::Runtime,
     }
+}
+
+/// Inline plans for `mov` with general registers, memory and immediates.
+fn general_mov(insn: &Instruction, flags_free: bool) -> Option<Plan> {
+    use iced_x86::Code::*;
+    let reg = |i: u32| RegFile::gpr_offset(insn.op_register(i).full_register().number(), 0) as u32;
+    let plain_memory = |i: u32| {
+        insn.op_kind(i) == OpKind::Memory
+            && flags_free
+            && insn.segment_prefix() == Register::None
+            && !insn.memory_index().is_vector_register()
+    };
+    let size = |code| {
+        if matches!(code, Mov_r64_rm64 | Mov_rm64_r64 | Mov_rm64_imm32) {
+            8
+        } else {
+            4
+        }
+    };
+    Some(match insn.code() {
+        c @ (Mov_r64_rm64 | Mov_r32_rm32) if insn.op1_kind() == OpKind::Register => {
+            Plan::CopyRegister {
+                dst: reg(0),
+                src: reg(1),
+                narrow: size(c) == 4,
+            }
+        }
+        c @ (Mov_rm64_r64 | Mov_rm32_r32) if insn.op0_kind() == OpKind::Register => {
+            Plan::CopyRegister {
+                dst: reg(0),
+                src: reg(1),
+                narrow: size(c) == 4,
+            }
+        }
+        c @ (Mov_r64_rm64 | Mov_r32_rm32) if plain_memory(1) => Plan::LoadShadow {
+            dst: reg(0),
+            size: size(c),
+        },
+        c @ (Mov_rm64_r64 | Mov_rm32_r32) if plain_memory(0) => Plan::StoreShadow {
+            src: reg(1),
+            size: size(c),
+        },
+        c @ (Mov_rm64_imm32 | Mov_rm32_imm32) if plain_memory(0) => {
+            Plan::ZeroShadow { size: size(c) }
+        }
+        Mov_rm64_imm32 | Mov_rm32_imm32 | Mov_r64_imm64 | Mov_r32_imm32
+            if insn.op0_kind() == OpKind::Register =>
+        {
+            Plan::ClearRegisters(vec![(reg(0), 8)])
+        }
+        _ => return None,
+    })
+}
+
+/// For each instruction of a straight-line run, whether the status flags
+/// are dead just before it. Flags are taken as live at the end of the run
+/// (the successor is unknown), and shifts or rotates by `cl` do not count as
+/// writing them (a zero count leaves them unchanged).
+pub fn flags_dead_before(insns: &[Instruction]) -> Vec<bool> {
+    const STATUS: u32 = 0x3f; // OF SF ZF AF CF PF in iced's RflagsBits
+    let mut live = STATUS;
+    let mut dead = vec![false; insns.len()];
+    for (i, insn) in insns.iter().enumerate().rev() {
+        let count_in_cl = matches!(
+            insn.mnemonic(),
+            Mnemonic::Shl
+                | Mnemonic::Shr
+                | Mnemonic::Sal
+                | Mnemonic::Sar
+                | Mnemonic::Rol
+                | Mnemonic::Ror
+                | Mnemonic::Rcl
+                | Mnemonic::Rcr
+                | Mnemonic::Shld
+                | Mnemonic::Shrd
+        ) && (0..insn.op_count()).all(|k| insn.op_kind(k) != OpKind::Immediate8);
+        let written = if count_in_cl {
+            0
+        } else {
+            insn.rflags_modified() & STATUS
+        };
+        live = (live & !written) | (insn.rflags_read() & STATUS);
+        dead[i] = live == 0;
+    }
+    dead
 }
 
 /// The register shadows a passive instruction clears, or `None` when it

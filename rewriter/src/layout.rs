@@ -33,6 +33,8 @@ pub struct ContextLayout {
     pub ibl_hits: u32,
     /// Start of the shadow register file (`shadowmem::RegFile`).
     pub shadow_regs: u32,
+    /// Holds `shadowmem::XOR_MASK` (application address → shadow address).
+    pub shadow_mask: u32,
 }
 
 impl ContextLayout {
@@ -48,6 +50,7 @@ impl ContextLayout {
         ibl_table: 0x10000,
         ibl_hits: 0x40,
         shadow_regs: 0x2000,
+        shadow_mask: 0x48,
     };
 }
 

@@ -106,11 +106,18 @@ pub struct InsnMapEntry {
     /// `cache_off`, with the guest about to execute `guest_pc`. Entries
     /// without it only attribute inserted code to a guest instruction.
     pub boundary: bool,
-    /// The translation of this instruction spills guest `rcx` to its slot
-    /// before changing it (indirect branches, `ret`): a fault inside must
-    /// restore it from there.
-    pub spills_rcx: bool,
+    /// Guest registers this instruction's translation spills to their slots
+    /// before changing them ([`SPILLS_RAX`], [`SPILLS_RCX`], [`SPILLS_RDX`]):
+    /// a fault inside must restore them from there.
+    pub spills: u8,
 }
+
+/// [`InsnMapEntry::spills`]: guest `rax` is in its spill slot.
+pub const SPILLS_RAX: u8 = 1;
+/// [`InsnMapEntry::spills`]: guest `rcx` is in its spill slot.
+pub const SPILLS_RCX: u8 = 2;
+/// [`InsnMapEntry::spills`]: guest `rdx` is in its spill slot.
+pub const SPILLS_RDX: u8 = 4;
 
 /// A translated block, ready to be copied to the cache address it was made for.
 #[derive(Debug)]
@@ -152,8 +159,9 @@ pub struct TranslateOptions {
     /// three instructions per hit).
     pub count_ibl_hits: bool,
     /// The AD mode's instrumentation of each instruction (`None` in null
-    /// mode): see [`crate::instrument::Plan`].
-    pub instrument: Option<fn(&Instruction) -> crate::instrument::Plan>,
+    /// mode), given whether the flags are dead before it: see
+    /// [`crate::instrument::Plan`].
+    pub instrument: Option<fn(&Instruction, bool) -> crate::instrument::Plan>,
 }
 
 impl Default for TranslateOptions {
@@ -193,6 +201,12 @@ pub fn translate_block(
         encoder: Encoder::new(64),
         count_ibl_hits: opts.count_ibl_hits,
         instrument: opts.instrument,
+        flags_dead: if opts.instrument.is_some() {
+            crate::instrument::flags_dead_before(&straight_line(&window, guest_pc, opts.max_insns))
+        } else {
+            Vec::new()
+        },
+        index: 0,
     };
     let mut decoder = Decoder::with_ip(64, &window, guest_pc, DecoderOptions::NONE);
     let mut insn = Instruction::default();
@@ -207,7 +221,7 @@ pub fn translate_block(
             // the mapping): stop before them; if they start the block, run
             // `ud2` in their place so the guest gets its SIGILL at that pc.
             if count == 0 {
-                t.map(insn.ip(), false);
+                t.map(insn.ip(), 0);
                 t.e.bytes(&[0x0f, 0x0b]);
                 end_pc = guest_pc + 1;
                 ended = true;
@@ -215,12 +229,13 @@ pub fn translate_block(
             }
             break;
         }
+        t.index = count;
         count += 1;
         no_semantics += usize::from(crate::semantics::semantics(insn.code()).is_none());
         end_pc = insn.next_ip();
         let offset = (insn.ip() - guest_pc) as usize;
         if let Some(len) = client_request_at(&window[offset..]) {
-            t.map(insn.ip(), false);
+            t.map(insn.ip(), 0);
             end_pc = insn.ip() + len as u64;
             t.exit_stub(end_pc, ExitKind::ClientRequest, None);
             ended = true;
@@ -239,7 +254,7 @@ pub fn translate_block(
         }
     }
     if !ended {
-        t.map(end_pc, false);
+        t.map(end_pc, 0);
         let field = t.e.jmp_rel32_placeholder();
         t.pending.push((field, end_pc, ExitKind::Branch));
     }
@@ -276,16 +291,20 @@ struct Translator<'a> {
     pending: Vec<(usize, u64, ExitKind)>,
     encoder: Encoder,
     count_ibl_hits: bool,
-    instrument: Option<fn(&Instruction) -> crate::instrument::Plan>,
+    instrument: Option<fn(&Instruction, bool) -> crate::instrument::Plan>,
+    /// Per instruction of the block (in order): flags dead before it.
+    flags_dead: Vec<bool>,
+    /// Index of the instruction being translated.
+    index: usize,
 }
 
 impl Translator<'_> {
-    fn map(&mut self, guest_pc: u64, spills_rcx: bool) {
+    fn map(&mut self, guest_pc: u64, spills: u8) {
         self.insn_map.push(InsnMapEntry {
             cache_off: self.e.offset() as u32,
             guest_pc,
             boundary: true,
-            spills_rcx,
+            spills,
         });
     }
 
@@ -302,19 +321,19 @@ impl Translator<'_> {
         let next = insn.next_ip();
         match insn.code() {
             Code::Syscall => {
-                self.map(insn.ip(), false);
+                self.map(insn.ip(), 0);
                 self.exit_stub(next, ExitKind::Syscall, None);
                 return Ok(Flow::Ended);
             }
             Code::Cpuid => {
-                self.map(insn.ip(), false);
+                self.map(insn.ip(), 0);
                 self.exit_stub(next, ExitKind::Cpuid, None);
                 return Ok(Flow::Ended);
             }
             Code::Xbegin_rel16 | Code::Xbegin_rel32 => {
                 // Transactions are never started: report an immediate abort
                 // (status 0: no retry hint) and continue at the fallback.
-                self.map(insn.ip(), false);
+                self.map(insn.ip(), 0);
                 self.e.mov_eax_imm(0);
                 let field = self.e.jmp_rel32_placeholder();
                 self.pending
@@ -325,15 +344,10 @@ impl Translator<'_> {
         }
         match insn.flow_control() {
             FlowControl::Next | FlowControl::Exception | FlowControl::XbeginXabortXend => {
-                self.map(insn.ip(), false);
-                match self.instrument.map(|plan| plan(insn)) {
-                    None | Some(Plan::Nothing) => {}
-                    Some(Plan::ClearRegisters(clears)) => {
-                        for (off, len) in clears {
-                            self.e.zero_gs(self.layout.shadow_regs + off, len);
-                        }
-                    }
-                    Some(Plan::Runtime) => self.instrument_call(insn),
+                self.map(insn.ip(), 0);
+                let flags_dead = self.flags_dead.get(self.index).copied().unwrap_or(false);
+                if let Some(plan) = self.instrument.map(|plan| plan(insn, flags_dead)) {
+                    self.instrument_inline(insn, plan)?;
                 }
                 self.copy(insn, bytes)?;
                 // A trapping instruction (ud2, int3, hlt) ends the block, so
@@ -345,19 +359,19 @@ impl Translator<'_> {
                 })
             }
             FlowControl::UnconditionalBranch if is_near_direct(insn) => {
-                self.map(insn.ip(), false);
+                self.map(insn.ip(), 0);
                 let field = self.e.jmp_rel32_placeholder();
                 self.pending
                     .push((field, insn.near_branch_target(), ExitKind::Branch));
                 Ok(Flow::Ended)
             }
             FlowControl::ConditionalBranch if insn.condition_code() != ConditionCode::None => {
-                self.map(insn.ip(), false);
+                self.map(insn.ip(), 0);
                 let cc = insn.condition_code() as u8 - 1;
                 let taken = self.e.jcc_rel32_placeholder(cc);
                 self.pending
                     .push((taken, insn.near_branch_target(), ExitKind::Branch));
-                self.map(next, false);
+                self.map(next, 0);
                 let fall = self.e.jmp_rel32_placeholder();
                 self.pending.push((fall, next, ExitKind::Branch));
                 Ok(Flow::Ended)
@@ -365,10 +379,10 @@ impl Translator<'_> {
             FlowControl::ConditionalBranch => {
                 // loop/loope/loopne/jrcxz/jecxz: rel8 only; branch over the
                 // fall-through jump to a taken jump.
-                self.map(insn.ip(), false);
+                self.map(insn.ip(), 0);
                 self.e.bytes(bytes);
                 let rel8_at = self.e.offset() - 1;
-                self.map(next, false);
+                self.map(next, 0);
                 let fall = self.e.jmp_rel32_placeholder();
                 self.pending.push((fall, next, ExitKind::Branch));
                 self.e.bind_rel8(rel8_at);
@@ -378,7 +392,7 @@ impl Translator<'_> {
                 Ok(Flow::Ended)
             }
             FlowControl::Call if is_near_direct(insn) => {
-                self.map(insn.ip(), false);
+                self.map(insn.ip(), 0);
                 self.push_return_address(next);
                 let field = self.e.jmp_rel32_placeholder();
                 self.pending
@@ -386,7 +400,7 @@ impl Translator<'_> {
                 Ok(Flow::Ended)
             }
             FlowControl::IndirectCall | FlowControl::IndirectBranch if is_near_indirect(insn) => {
-                self.map(insn.ip(), true);
+                self.map(insn.ip(), SPILLS_RCX);
                 self.e.store_gs(self.layout.spill_rcx, Gpr::RCX);
                 self.load_target_into_rcx(insn)?;
                 if insn.flow_control() == FlowControl::IndirectCall {
@@ -399,7 +413,7 @@ impl Translator<'_> {
                 Ok(Flow::Ended)
             }
             FlowControl::Return if matches!(insn.code(), Code::Retnq | Code::Retnq_imm16) => {
-                self.map(insn.ip(), true);
+                self.map(insn.ip(), SPILLS_RCX);
                 self.e.store_gs(self.layout.spill_rcx, Gpr::RCX);
                 self.e.pop(Gpr::RCX);
                 if insn.code() == Code::Retnq_imm16 {
@@ -416,11 +430,98 @@ impl Translator<'_> {
             _ => {
                 // Far transfers, `int n`, `sysenter`, `iret`, 16/32-bit
                 // operand-size branches: never silently skipped.
-                self.map(insn.ip(), false);
+                self.map(insn.ip(), 0);
                 self.exit_stub(insn.ip(), ExitKind::Unsupported, None);
                 Ok(Flow::Ended)
             }
         }
+    }
+
+    /// Emits the record-mode code before a guest instruction.
+    fn instrument_inline(&mut self, insn: &Instruction, plan: Plan) -> Result<(), TranslateError> {
+        let l = *self.layout;
+        let sr = l.shadow_regs;
+        match plan {
+            Plan::Nothing => {}
+            Plan::ClearRegisters(clears) => {
+                for (off, len) in clears {
+                    self.e.zero_gs(sr + off, len);
+                }
+            }
+            Plan::CopyRegister { dst, src, narrow } => {
+                self.spilled(insn, SPILLS_RAX);
+                self.e.store_gs(l.spill_rax, Gpr::RAX);
+                if narrow {
+                    self.e.load_gs32_eax(sr + src);
+                } else {
+                    self.e.load_gs(Gpr::RAX, sr + src);
+                }
+                self.e.store_gs(sr + dst, Gpr::RAX);
+                self.e.load_gs(Gpr::RAX, l.spill_rax);
+            }
+            Plan::LoadShadow { dst, size } => {
+                self.spilled(insn, SPILLS_RAX);
+                self.e.store_gs(l.spill_rax, Gpr::RAX);
+                self.lea_rax_of(insn)?;
+                self.e.xor_rax_gs(l.shadow_mask);
+                self.e.load_rax_from_rax(size);
+                self.e.store_gs(sr + dst, Gpr::RAX);
+                self.e.load_gs(Gpr::RAX, l.spill_rax);
+            }
+            Plan::StoreShadow { src, size } => {
+                self.spilled(insn, SPILLS_RAX | SPILLS_RDX);
+                self.e.store_gs(l.spill_rax, Gpr::RAX);
+                self.e.store_gs(l.spill_rdx, Gpr::RDX);
+                self.lea_rax_of(insn)?;
+                self.e.xor_rax_gs(l.shadow_mask);
+                self.e.load_gs(Gpr::RDX, sr + src);
+                self.e.store_rdx_to_rax(size);
+                self.e.load_gs(Gpr::RDX, l.spill_rdx);
+                self.e.load_gs(Gpr::RAX, l.spill_rax);
+            }
+            Plan::ZeroShadow { size } => {
+                self.spilled(insn, SPILLS_RAX);
+                self.e.store_gs(l.spill_rax, Gpr::RAX);
+                self.lea_rax_of(insn)?;
+                self.e.xor_rax_gs(l.shadow_mask);
+                self.e.zero_at_rax(size);
+                self.e.load_gs(Gpr::RAX, l.spill_rax);
+            }
+            Plan::Runtime => self.instrument_call(insn),
+        }
+        Ok(())
+    }
+
+    /// Marks the current instruction's code as spilling `regs` (the map
+    /// entry just pushed for it).
+    fn spilled(&mut self, insn: &Instruction, regs: u8) {
+        if let Some(e) = self.insn_map.last_mut().filter(|e| e.guest_pc == insn.ip()) {
+            e.spills |= regs;
+        }
+    }
+
+    /// `lea rax, <memory operand of insn>` (re-encoded here, so RIP-relative
+    /// operands stay right).
+    fn lea_rax_of(&mut self, insn: &Instruction) -> Result<(), TranslateError> {
+        let mem = MemoryOperand::new(
+            insn.memory_base(),
+            insn.memory_index(),
+            insn.memory_index_scale(),
+            insn.memory_displacement64() as i64,
+            insn.memory_displ_size(),
+            false,
+            Register::None,
+        );
+        let lea = Instruction::with2(Code::Lea_r64_m, Register::RAX, mem)
+            .expect("lea rax, m is encodable");
+        let len = self
+            .encoder
+            .encode(&lea, self.e.pc())
+            .map_err(|_| TranslateError::OutOfReach(insn.ip()))?;
+        let buf = self.encoder.take_buffer();
+        debug_assert_eq!(buf.len(), len);
+        self.e.bytes(&buf);
+        Ok(())
     }
 
     /// An exit to the runtime that applies the instruction's AD semantics
@@ -446,7 +547,7 @@ impl Translator<'_> {
         self.e
             .bytes(&(decoded as *const Instruction as u64).to_le_bytes());
         self.exits.push(record);
-        self.map(insn.ip(), false);
+        self.map(insn.ip(), 0);
     }
 
     /// Copies a guest instruction, re-encoding it at the cache address when
@@ -564,6 +665,25 @@ impl Translator<'_> {
         }
         literals_start
     }
+}
+
+/// The instructions of the block starting at `guest_pc` as far as it runs
+/// straight (to the first control transfer, system call or `cpuid`), for
+/// the flags liveness of the instrumentation.
+fn straight_line(window: &[u8], guest_pc: u64, max: usize) -> Vec<Instruction> {
+    let mut out = Vec::new();
+    for insn in Decoder::with_ip(64, window, guest_pc, DecoderOptions::NONE) {
+        if insn.is_invalid() || out.len() >= max.min(MAX_BLOCK_INSNS) {
+            break;
+        }
+        out.push(insn);
+        if insn.flow_control() != FlowControl::Next
+            || matches!(insn.code(), Code::Syscall | Code::Cpuid)
+        {
+            break;
+        }
+    }
+    out
 }
 
 /// Valgrind's amd64 client-request preamble (`rol rdi,3; rol rdi,13;

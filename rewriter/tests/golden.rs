@@ -8,12 +8,17 @@
 //! refresh the guest disassembly comments); review the diff like code.
 
 use iced_x86::{Decoder, DecoderOptions, Formatter, IntelFormatter};
-use rewriter::translate::{translate_block, ExitKind, TranslateOptions, Translation};
+use rewriter::translate::{
+    translate_block, ExitKind, TranslateOptions, Translation, SPILLS_RAX, SPILLS_RCX, SPILLS_RDX,
+};
 use rewriter::ContextLayout;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 struct Case {
+    /// `# mode: record` in the file: translate with record-mode
+    /// instrumentation.
+    record: bool,
     comment: String,
     guest_pc: u64,
     lines: Vec<Vec<u8>>,
@@ -32,10 +37,13 @@ fn parse(path: &Path) -> Case {
         .expect("== translation at line");
     let (cache_addr, expected) = expected.split_once('\n').unwrap_or((expected, ""));
     let mut comment = String::new();
+    let mut record = false;
     let mut guest_pc = 0;
     let mut lines = Vec::new();
     for line in head.lines() {
-        if let Some(c) = line.strip_prefix('#') {
+        if line.trim() == "# mode: record" {
+            record = true;
+        } else if let Some(c) = line.strip_prefix('#') {
             comment = c.trim().to_string();
         } else if let Some(a) = line.strip_prefix("guest ") {
             guest_pc = parse_hex_u64(a);
@@ -49,6 +57,7 @@ fn parse(path: &Path) -> Case {
         }
     }
     Case {
+        record,
         comment,
         guest_pc,
         lines,
@@ -75,19 +84,44 @@ fn render(t: &Translation, cache_pc: u64) -> String {
     while off < t.code.len() {
         while let Some(e) = map.next_if(|e| e.cache_off as usize <= off) {
             let kind = if e.boundary { "boundary" } else { "inside" };
-            let rcx = if e.spills_rcx { ", spills rcx" } else { "" };
+            let names = [
+                (SPILLS_RAX, "rax"),
+                (SPILLS_RCX, "rcx"),
+                (SPILLS_RDX, "rdx"),
+            ];
+            let spilled: Vec<&str> = names
+                .iter()
+                .filter(|(b, _)| e.spills & b != 0)
+                .map(|(_, n)| *n)
+                .collect();
+            let rcx = if spilled.is_empty() {
+                String::new()
+            } else {
+                format!(", spills {}", spilled.join(" "))
+            };
             let _ = writeln!(out, "    ; guest {:#x} ({kind}{rcx})", e.guest_pc);
         }
         if records.contains(&off) {
             let target = u64::from_le_bytes(t.code[off..off + 8].try_into().unwrap());
             let kind = u32::from_le_bytes(t.code[off + 8..off + 12].try_into().unwrap());
             let patch = i32::from_le_bytes(t.code[off + 12..off + 16].try_into().unwrap());
-            let kind = ExitKind::from_u32(kind).map_or("?".into(), |k| format!("{k:?}"));
+            let kind = ExitKind::from_u32(kind);
             let patch = if patch == 0 {
                 "none".into()
             } else {
                 format!("{:+#x}", off as i64 + patch as i64)
             };
+            if kind == Some(ExitKind::Instrument) {
+                // The record ends with the address of the decoded
+                // instruction, which differs from run to run.
+                let _ = writeln!(
+                    out,
+                    "{off:04x}  .instrument target={target:#x} resume={patch} insn=<decoded>"
+                );
+                off += core::mem::size_of::<rewriter::translate::InstrumentRecord>();
+                continue;
+            }
+            let kind = kind.map_or("?".into(), |k| format!("{k:?}"));
             let _ = writeln!(
                 out,
                 "{off:04x}  .exit target={target:#x} kind={kind} patch-field={patch}"
@@ -126,17 +160,22 @@ fn run_case(path: &Path) -> Result<(), String> {
         buf[..n].copy_from_slice(&code[start..start + n]);
         n
     };
+    let mut opts = TranslateOptions::default();
+    if case.record {
+        opts.instrument = Some(rewriter::instrument::record_plan);
+    }
     let t = translate_block(
         &mut read,
         case.guest_pc,
         case.cache_pc,
         &ContextLayout::EXAMPLE,
-        &TranslateOptions::default(),
+        &opts,
     )
     .map_err(|e| format!("translation failed: {e:?}"))?;
     let actual = render(&t, case.cache_pc);
     if std::env::var_os("DGAD_BLESS").is_some() {
-        let mut text = format!("# {}\nguest {:#x}\n", case.comment, case.guest_pc);
+        let mode = if case.record { "# mode: record\n" } else { "" };
+        let mut text = format!("{mode}# {}\nguest {:#x}\n", case.comment, case.guest_pc);
         let mut pc = case.guest_pc;
         for l in &case.lines {
             let hex: Vec<String> = l.iter().map(|b| format!("{b:02x}")).collect();
