@@ -151,6 +151,44 @@ impl Emitter {
         self.u32(0);
     }
 
+    /// `mov rdx, gs:[disp]` (8) or `mov edx, gs:[disp]` (4). Clobbers `rdx`.
+    pub fn load_gs_sized(&mut self, reg: Gpr, disp: u32, size: u8) {
+        if size == 8 {
+            self.load_gs(reg, disp);
+        } else {
+            self.bytes(&[0x65, 0x8b, 0x04 | ((reg.0 & 7) << 3), 0x25]);
+            self.u32(disp);
+        }
+    }
+
+    /// `mov gs:[disp], rdx` (8) or `mov gs:[disp], edx` (4). Clobbers nothing.
+    pub fn store_gs_sized(&mut self, disp: u32, reg: Gpr, size: u8) {
+        if size == 8 {
+            self.store_gs(disp, reg);
+        } else {
+            self.bytes(&[0x65, 0x89, 0x04 | ((reg.0 & 7) << 3), 0x25]);
+            self.u32(disp);
+        }
+    }
+
+    /// `mov rdx, [rax + disp8]` (8) or `mov edx, [rax + disp8]` (4).
+    /// Clobbers `rdx`.
+    pub fn load_rdx_from_rax(&mut self, disp: u32, size: u8) {
+        if size == 8 {
+            self.code.push(0x48);
+        }
+        self.bytes(&[0x8b, 0x50, disp as u8]);
+    }
+
+    /// `mov [rax + disp8], rdx` (8) or `mov [rax + disp8], edx` (4).
+    /// Clobbers nothing.
+    pub fn store_rdx_to_rax_at(&mut self, disp: u32, size: u8) {
+        if size == 8 {
+            self.code.push(0x48);
+        }
+        self.bytes(&[0x89, 0x50, disp as u8]);
+    }
+
     /// `jmp qword gs:[disp]`. Clobbers nothing.
     pub fn jmp_gs(&mut self, disp: u32) {
         self.bytes(&[0x65, 0xff, 0x24, 0x25]);
@@ -326,6 +364,12 @@ mod tests {
         e.store_rdx_to_rax(4);
         e.zero_at_rax(8);
         e.zero_at_rax(4);
+        e.load_gs_sized(Gpr::RDX, 0x2000, 4);
+        e.store_gs_sized(0x2004, Gpr::RDX, 4);
+        e.load_rdx_from_rax(0x18, 8);
+        e.load_rdx_from_rax(0x4, 4);
+        e.store_rdx_to_rax_at(0x8, 8);
+        e.store_rdx_to_rax_at(0xc, 4);
         assert_eq!(
             disasm(&e),
             [
@@ -354,6 +398,12 @@ mod tests {
                 "mov [rax],edx",
                 "mov qword ptr [rax],0",
                 "mov dword ptr [rax],0",
+                "mov edx,gs:[2000h]",
+                "mov gs:[2004h],edx",
+                "mov rdx,[rax+18h]",
+                "mov edx,[rax+4]",
+                "mov [rax+8],rdx",
+                "mov [rax+0Ch],edx",
             ]
         );
     }

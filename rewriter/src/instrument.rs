@@ -49,9 +49,32 @@ pub enum Plan {
         /// Operand size in bytes.
         size: u8,
     },
+    /// A vector move between registers or with memory: copy `len` shadow
+    /// bytes from `src` to `dst`, then zero `zero` bytes after them in the
+    /// destination register (scalar loads, VEX zero-extension). Memory
+    /// sides need dead flags.
+    VectorMove {
+        /// Where the data comes from.
+        src: MoveSide,
+        /// Where it goes.
+        dst: MoveSide,
+        /// Bytes moved (a multiple of 4).
+        len: u8,
+        /// Destination-register bytes zeroed after the moved ones.
+        zero: u8,
+    },
     /// Everything else: the runtime applies the semantics before the
     /// instruction runs.
     Runtime,
+}
+
+/// One side of a [`Plan::VectorMove`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MoveSide {
+    /// The shadow register file, at this offset.
+    Register(u32),
+    /// The instruction's memory operand (its shadow).
+    Memory,
 }
 
 /// A shift or rotate of a general register by a constant multiple of 8
@@ -88,7 +111,9 @@ pub fn record_plan(insn: &Instruction, flags_free: bool) -> Plan {
         Some(Semantics::Passive) if !byte_granular_shift(insn) => {
             passive_registers(insn).map_or(Plan::Runtime, Plan::ClearRegisters)
         }
-        Some(Semantics::Move) => general_mov(insn, flags_free).unwrap_or(Plan::Runtime),
+        Some(Semantics::Move) => general_mov(insn, flags_free)
+            .or_else(|| vector_move(insn, flags_free))
+            .unwrap_or(Plan::Runtime),
         _ => Plan::Runtime,
     }
 }
@@ -142,6 +167,116 @@ fn general_mov(insn: &Instruction, flags_free: bool) -> Option<Plan> {
             Plan::ClearRegisters(vec![(reg(0), 8)])
         }
         _ => return None,
+    })
+}
+
+/// Inline plans for the plain SSE/AVX moves (no masking, no shuffling).
+fn vector_move(insn: &Instruction, flags_free: bool) -> Option<Plan> {
+    use iced_x86::Code::*;
+    if insn.op_mask() != Register::None || insn.op_count() != 2 {
+        return None;
+    }
+    let legacy = insn.encoding() == EncodingKind::Legacy;
+    let side = |i: u32| -> Option<MoveSide> {
+        match insn.op_kind(i) {
+            OpKind::Register => {
+                let r = insn.op_register(i);
+                (r.is_xmm() || r.is_ymm() || r.is_zmm())
+                    .then(|| MoveSide::Register(RegFile::vec_offset(r.number(), 0) as u32))
+            }
+            OpKind::Memory
+                if flags_free
+                    && insn.segment_prefix() == Register::None
+                    && !insn.memory_index().is_vector_register() =>
+            {
+                Some(MoveSide::Memory)
+            }
+            _ => None,
+        }
+    };
+    let (dst, src) = (side(0)?, side(1)?);
+    // Bytes the destination register keeps above the moved ones: legacy SSE
+    // keeps everything above 16 bytes; VEX/EVEX zero up to 64.
+    let upper = |moved: u8| {
+        if legacy {
+            16 - moved.min(16)
+        } else {
+            64 - moved
+        }
+    };
+    let (len, zero) = match insn.code() {
+        // Full-width moves of 16, 32 or 64 bytes.
+        Movapd_xmm_xmmm128 | Movapd_xmmm128_xmm | Movaps_xmm_xmmm128 | Movaps_xmmm128_xmm
+        | Movupd_xmm_xmmm128 | Movupd_xmmm128_xmm | Movups_xmm_xmmm128 | Movups_xmmm128_xmm
+        | Movdqa_xmm_xmmm128 | Movdqa_xmmm128_xmm | Movdqu_xmm_xmmm128 | Movdqu_xmmm128_xmm => {
+            (16, 0)
+        }
+        VEX_Vmovapd_xmm_xmmm128
+        | VEX_Vmovapd_xmmm128_xmm
+        | VEX_Vmovaps_xmm_xmmm128
+        | VEX_Vmovaps_xmmm128_xmm
+        | VEX_Vmovupd_xmm_xmmm128
+        | VEX_Vmovupd_xmmm128_xmm
+        | VEX_Vmovups_xmm_xmmm128
+        | VEX_Vmovups_xmmm128_xmm
+        | VEX_Vmovdqa_xmm_xmmm128
+        | VEX_Vmovdqa_xmmm128_xmm
+        | VEX_Vmovdqu_xmm_xmmm128
+        | VEX_Vmovdqu_xmmm128_xmm => (16, upper(16)),
+        VEX_Vmovapd_ymm_ymmm256
+        | VEX_Vmovapd_ymmm256_ymm
+        | VEX_Vmovaps_ymm_ymmm256
+        | VEX_Vmovaps_ymmm256_ymm
+        | VEX_Vmovupd_ymm_ymmm256
+        | VEX_Vmovupd_ymmm256_ymm
+        | VEX_Vmovups_ymm_ymmm256
+        | VEX_Vmovups_ymmm256_ymm
+        | VEX_Vmovdqa_ymm_ymmm256
+        | VEX_Vmovdqa_ymmm256_ymm
+        | VEX_Vmovdqu_ymm_ymmm256
+        | VEX_Vmovdqu_ymmm256_ymm => (32, upper(32)),
+        // Scalar loads from memory zero the rest of the xmm (and, VEX, above).
+        Movsd_xmm_xmmm64 | Movss_xmm_xmmm32 | VEX_Vmovsd_xmm_m64 | VEX_Vmovss_xmm_m32
+            if matches!(src, MoveSide::Memory) =>
+        {
+            let w = if matches!(insn.code(), Movsd_xmm_xmmm64 | VEX_Vmovsd_xmm_m64) {
+                8
+            } else {
+                4
+            };
+            (w, if legacy { 16 - w } else { 64 - w })
+        }
+        // Legacy scalar register moves merge the low lane only.
+        Movsd_xmm_xmmm64 | Movss_xmm_xmmm32 => (
+            if insn.code() == Movsd_xmm_xmmm64 {
+                8
+            } else {
+                4
+            },
+            0,
+        ),
+        // Scalar stores.
+        Movsd_xmmm64_xmm | VEX_Vmovsd_m64_xmm | Movlpd_m64_xmm | VEX_Vmovlpd_m64_xmm => (8, 0),
+        Movss_xmmm32_xmm | VEX_Vmovss_m32_xmm => (4, 0),
+        // movq between xmm registers or from memory zero-extends to 128 bits.
+        Movq_xmm_xmmm64 | VEX_Vmovq_xmm_xmmm64 => (8, upper(8)),
+        Movq_xmmm64_xmm | VEX_Vmovq_xmmm64_xmm if matches!(dst, MoveSide::Memory) => (8, 0),
+        _ => return None,
+    };
+    if matches!(dst, MoveSide::Memory) && matches!(src, MoveSide::Memory) {
+        return None;
+    }
+    // A store writes only `len` bytes: nothing to zero.
+    let zero = if matches!(dst, MoveSide::Memory) {
+        0
+    } else {
+        zero
+    };
+    Some(Plan::VectorMove {
+        src,
+        dst,
+        len,
+        zero,
     })
 }
 

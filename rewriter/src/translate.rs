@@ -16,7 +16,7 @@
 //! signal or a fault in cache code be explained in guest terms.
 
 use crate::emit::{rel32_for, Emitter, Gpr};
-use crate::instrument::Plan;
+use crate::instrument::{MoveSide, Plan};
 use crate::layout::ContextLayout;
 use iced_x86::{
     Code, ConditionCode, Decoder, DecoderOptions, Encoder, FlowControl, Instruction, MemoryOperand,
@@ -487,8 +487,60 @@ impl Translator<'_> {
                 self.e.zero_at_rax(size);
                 self.e.load_gs(Gpr::RAX, l.spill_rax);
             }
+            Plan::VectorMove {
+                src,
+                dst,
+                len,
+                zero,
+            } => self.vector_move(insn, src, dst, len, zero)?,
             Plan::Runtime => self.instrument_call(insn),
         }
+        Ok(())
+    }
+
+    /// Copies `len` shadow bytes in 8- or 4-byte pieces through `rdx`, with
+    /// `rax` holding the memory side's shadow address.
+    fn vector_move(
+        &mut self,
+        insn: &Instruction,
+        src: MoveSide,
+        dst: MoveSide,
+        len: u8,
+        zero: u8,
+    ) -> Result<(), TranslateError> {
+        let l = *self.layout;
+        let sr = l.shadow_regs;
+        let memory = matches!(src, MoveSide::Memory) || matches!(dst, MoveSide::Memory);
+        self.spilled(insn, SPILLS_RAX | SPILLS_RDX);
+        self.e.store_gs(l.spill_rax, Gpr::RAX);
+        self.e.store_gs(l.spill_rdx, Gpr::RDX);
+        if memory {
+            self.lea_rax_of(insn)?;
+            self.e.xor_rax_gs(l.shadow_mask);
+        }
+        let mut at = 0u32;
+        while at < u32::from(len) {
+            let piece = if u32::from(len) - at >= 8 { 8 } else { 4 };
+            match src {
+                MoveSide::Register(off) => self.e.load_gs_sized(Gpr::RDX, sr + off + at, piece),
+                MoveSide::Memory => self.e.load_rdx_from_rax(at, piece),
+            }
+            match dst {
+                MoveSide::Register(off) => self.e.store_gs_sized(sr + off + at, Gpr::RDX, piece),
+                MoveSide::Memory => self.e.store_rdx_to_rax_at(at, piece),
+            }
+            at += u32::from(piece);
+        }
+        if let MoveSide::Register(off) = dst {
+            let mut z = 0u32;
+            while z < u32::from(zero) {
+                let piece = if u32::from(zero) - z >= 8 { 8 } else { 4 };
+                self.e.zero_gs(sr + off + u32::from(len) + z, piece);
+                z += u32::from(piece);
+            }
+        }
+        self.e.load_gs(Gpr::RDX, l.spill_rdx);
+        self.e.load_gs(Gpr::RAX, l.spill_rax);
         Ok(())
     }
 
