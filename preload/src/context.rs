@@ -132,6 +132,8 @@ pub struct ThreadCtx {
     pub ibl_hits: u64,
     /// `shadowmem::XOR_MASK`, for inline shadow-address computation.
     pub shadow_mask: u64,
+    /// Scratch slot for inline record-mode sequences.
+    pub spill_tmp: u64,
     /// Record mode: this thread's chunk of the tape.
     pub tape: crate::record::ThreadTape,
     /// Shadow register file (indices of the values in the registers).
@@ -158,6 +160,8 @@ impl ThreadCtx {
         ibl_hits: offset_of!(ThreadCtx, ibl_hits) as u32,
         shadow_regs: offset_of!(ThreadCtx, shadow) as u32,
         shadow_mask: offset_of!(ThreadCtx, shadow_mask) as u32,
+        tape: offset_of!(ThreadCtx, tape) as u32,
+        spill_tmp: offset_of!(ThreadCtx, spill_tmp) as u32,
     };
 
     /// Maps a fresh context and its runtime stack. The lookup table starts

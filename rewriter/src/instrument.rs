@@ -2,7 +2,7 @@
 //! translation time from the semantics table: nothing, clear some register
 //! shadows inline, or call the runtime, which applies the full semantics.
 
-use crate::semantics::{semantics, Semantics, SpecialKind};
+use crate::semantics::{semantics, Elem, FpOp, Semantics, Shape, SpecialKind};
 use iced_x86::{
     EncodingKind, Instruction, InstructionInfoFactory, Mnemonic, OpAccess, OpKind, Register,
 };
@@ -63,6 +63,20 @@ pub enum Plan {
         /// Destination-register bytes zeroed after the moved ones.
         zero: u8,
     },
+    /// Legacy SSE2 `add/sub/mul sd/pd dst, src`: record one block per lane
+    /// inline when the thread's tape chunk has room and every operand index
+    /// is older than the next index; otherwise call the runtime (nothing is
+    /// written before that decision). Needs dead flags.
+    Arithmetic {
+        /// The operation.
+        op: crate::semantics::FpOp,
+        /// Lanes (1 scalar, 2 packed).
+        lanes: u8,
+        /// Shadow of the destination (first source) register.
+        dst: u32,
+        /// The second source: a register's shadow, or the memory operand.
+        src: MoveSide,
+    },
     /// Everything else: the runtime applies the semantics before the
     /// instruction runs.
     Runtime,
@@ -111,6 +125,11 @@ pub fn record_plan(insn: &Instruction, flags_free: bool) -> Plan {
         Some(Semantics::Passive) if !byte_granular_shift(insn) => {
             passive_registers(insn).map_or(Plan::Runtime, Plan::ClearRegisters)
         }
+        Some(Semantics::FpArith {
+            op,
+            elem: Elem::F64,
+            shape,
+        }) => inline_arithmetic(insn, op, shape, flags_free).unwrap_or(Plan::Runtime),
         Some(Semantics::Move) => general_mov(insn, flags_free)
             .or_else(|| vector_move(insn, flags_free))
             .unwrap_or(Plan::Runtime),
@@ -167,6 +186,33 @@ fn general_mov(insn: &Instruction, flags_free: bool) -> Option<Plan> {
             Plan::ClearRegisters(vec![(reg(0), 8)])
         }
         _ => return None,
+    })
+}
+
+/// Inline recording for legacy SSE2 double add/sub/mul.
+fn inline_arithmetic(insn: &Instruction, op: FpOp, shape: Shape, flags_free: bool) -> Option<Plan> {
+    if !flags_free
+        || insn.encoding() != EncodingKind::Legacy
+        || !matches!(op, FpOp::Add | FpOp::Sub | FpOp::Mul)
+        || insn.op_count() != 2
+        || insn.op0_kind() != OpKind::Register
+    {
+        return None;
+    }
+    let dst = RegFile::vec_offset(insn.op0_register().number(), 0) as u32;
+    let src = match insn.op1_kind() {
+        OpKind::Register => {
+            MoveSide::Register(RegFile::vec_offset(insn.op1_register().number(), 0) as u32)
+        }
+        OpKind::Memory if insn.segment_prefix() == Register::None => MoveSide::Memory,
+        _ => return None,
+    };
+    let lanes = if shape == Shape::Scalar { 1 } else { 2 };
+    Some(Plan::Arithmetic {
+        op,
+        lanes,
+        dst,
+        src,
     })
 }
 

@@ -35,6 +35,11 @@ pub struct ContextLayout {
     pub shadow_regs: u32,
     /// Holds `shadowmem::XOR_MASK` (application address → shadow address).
     pub shadow_mask: u32,
+    /// The thread's tape chunk: buffer address, first index, next index and
+    /// end index, four consecutive u64s (record mode's inline recording).
+    pub tape: u32,
+    /// A scratch slot for inline sequences.
+    pub spill_tmp: u32,
 }
 
 impl ContextLayout {
@@ -51,6 +56,8 @@ impl ContextLayout {
         ibl_hits: 0x40,
         shadow_regs: 0x2000,
         shadow_mask: 0x48,
+        tape: 0x50,
+        spill_tmp: 0x70,
     };
 }
 

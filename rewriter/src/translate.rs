@@ -493,8 +493,187 @@ impl Translator<'_> {
                 len,
                 zero,
             } => self.vector_move(insn, src, dst, len, zero)?,
+            Plan::Arithmetic {
+                op,
+                lanes,
+                dst,
+                src,
+            } => self.arithmetic(insn, op, lanes, dst, src)?,
             Plan::Runtime => self.instrument_call(insn),
         }
+        Ok(())
+    }
+
+    /// Encodes one inserted instruction at the current address.
+    fn asm(&mut self, i: Result<Instruction, iced_x86::IcedError>) {
+        let i = i.expect("inserted instruction is encodable");
+        let len = self
+            .encoder
+            .encode(&i, self.e.pc())
+            .expect("inserted instruction encodes");
+        let buf = self.encoder.take_buffer();
+        debug_assert_eq!(buf.len(), len);
+        self.e.bytes(&buf);
+    }
+
+    /// Inline recording of legacy SSE2 `add/sub/mul sd/pd` (see
+    /// [`Plan::Arithmetic`]). Checks first, writes after; any failed check
+    /// leaves everything untouched and takes the runtime path.
+    fn arithmetic(
+        &mut self,
+        insn: &Instruction,
+        op: crate::semantics::FpOp,
+        lanes: u8,
+        dst: u32,
+        src: MoveSide,
+    ) -> Result<(), TranslateError> {
+        use crate::semantics::FpOp;
+        use iced_x86::Code::*;
+        use Register::*;
+        let l = *self.layout;
+        let sr = l.shadow_regs;
+        let gs = |disp: u32| {
+            MemoryOperand::new(
+                Register::None,
+                Register::None,
+                1,
+                i64::from(disp),
+                4,
+                false,
+                GS,
+            )
+        };
+        let at = |base: Register, disp: i64| MemoryOperand::with_base_displ(base, disp);
+        let (tape_buf, tape_base, tape_next, tape_end) =
+            (l.tape, l.tape + 8, l.tape + 16, l.tape + 24);
+        self.spilled(insn, SPILLS_RAX | SPILLS_RCX | SPILLS_RDX);
+        self.e.store_gs(l.spill_rax, Gpr::RAX);
+        self.e.store_gs(l.spill_rcx, Gpr::RCX);
+        self.e.store_gs(l.spill_rdx, Gpr::RDX);
+        if src == MoveSide::Memory {
+            let mem = MemoryOperand::new(
+                insn.memory_base(),
+                insn.memory_index(),
+                insn.memory_index_scale(),
+                insn.memory_displacement64() as i64,
+                insn.memory_displ_size(),
+                false,
+                Register::None,
+            );
+            self.asm(Instruction::with2(Lea_r64_m, RCX, mem));
+            self.asm(Instruction::with2(Mov_rm64_r64, gs(l.spill_tmp), RCX));
+        }
+        // rax = index of source lane `lane` (zero-extended).
+        let src_index = |t: &mut Self, lane: u32| match src {
+            MoveSide::Register(off) => t.asm(Instruction::with2(
+                Mov_r32_rm32,
+                EAX,
+                gs(sr + off + 8 * lane),
+            )),
+            MoveSide::Memory => {
+                t.asm(Instruction::with2(Mov_r64_rm64, RAX, gs(l.spill_tmp)));
+                t.e.xor_rax_gs(l.shadow_mask);
+                t.asm(Instruction::with2(
+                    Mov_r32_rm32,
+                    EAX,
+                    at(RAX, i64::from(8 * lane)),
+                ));
+            }
+        };
+        let mut slow = Vec::new();
+        // Checks: room for `lanes` blocks, operands older than `next`.
+        self.asm(Instruction::with2(Mov_r64_rm64, RDX, gs(tape_next)));
+        self.asm(Instruction::with2(
+            Lea_r64_m,
+            RAX,
+            at(RDX, i64::from(lanes)),
+        ));
+        self.asm(Instruction::with2(Cmp_r64_rm64, RAX, gs(tape_end)));
+        slow.push(self.e.jcc_rel32_placeholder(0x7)); // ja
+        for lane in 0..u32::from(lanes) {
+            self.asm(Instruction::with2(
+                Mov_r32_rm32,
+                EAX,
+                gs(sr + dst + 8 * lane),
+            ));
+            self.asm(Instruction::with2(Cmp_r64_rm64, RAX, RDX));
+            slow.push(self.e.jcc_rel32_placeholder(0x3)); // jae
+            src_index(self, lane);
+            self.asm(Instruction::with2(Cmp_r64_rm64, RAX, RDX));
+            slow.push(self.e.jcc_rel32_placeholder(0x3));
+        }
+        // Commit, lane by lane.
+        for lane in 0..u32::from(lanes) {
+            let lane_sh = sr + dst + 8 * lane;
+            self.asm(Instruction::with2(Mov_r64_rm64, RDX, gs(tape_next)));
+            self.asm(Instruction::with2(Mov_r64_rm64, RCX, RDX));
+            self.asm(Instruction::with2(Sub_r64_rm64, RCX, gs(tape_base)));
+            self.asm(Instruction::with2(Shl_rm64_imm8, RCX, 5u32));
+            self.asm(Instruction::with2(Add_r64_rm64, RCX, gs(tape_buf)));
+            self.asm(Instruction::with2(Mov_r32_rm32, EAX, gs(lane_sh)));
+            self.asm(Instruction::with2(Mov_rm64_r64, at(RCX, 0), RAX));
+            src_index(self, lane);
+            self.asm(Instruction::with2(Mov_rm64_r64, at(RCX, 8), RAX));
+            self.asm(Instruction::with2(Or_r64_rm64, RAX, at(RCX, 0)));
+            let passive = self.e.jcc_rel32_placeholder(0x4); // jz
+            match op {
+                FpOp::Add | FpOp::Sub => {
+                    self.asm(Instruction::with2(Mov_r64_imm64, RAX, 1.0f64.to_bits()));
+                    self.asm(Instruction::with2(Mov_rm64_r64, at(RCX, 16), RAX));
+                    if op == FpOp::Sub {
+                        self.asm(Instruction::with2(Mov_r64_imm64, RAX, (-1.0f64).to_bits()));
+                    }
+                    self.asm(Instruction::with2(Mov_rm64_r64, at(RCX, 24), RAX));
+                }
+                _ => {
+                    // d(a*b) = b da + a db: partial1 is b's value, partial2 a's.
+                    let store_lane = |t: &mut Self, reg: Register, disp: i64| {
+                        let code = if lane == 0 {
+                            Movsd_xmmm64_xmm
+                        } else {
+                            Movhpd_m64_xmm
+                        };
+                        t.asm(Instruction::with2(code, at(RCX, disp), reg));
+                    };
+                    match src {
+                        MoveSide::Register(_) => store_lane(self, insn.op1_register(), 16),
+                        MoveSide::Memory => {
+                            self.asm(Instruction::with2(Mov_r64_rm64, RAX, gs(l.spill_tmp)));
+                            self.asm(Instruction::with2(
+                                Mov_r64_rm64,
+                                RAX,
+                                at(RAX, i64::from(8 * lane)),
+                            ));
+                            self.asm(Instruction::with2(Mov_rm64_r64, at(RCX, 16), RAX));
+                        }
+                    }
+                    store_lane(self, insn.op0_register(), 24);
+                }
+            }
+            self.asm(Instruction::with2(Mov_rm32_r32, gs(lane_sh), EDX));
+            self.e.zero_gs(lane_sh + 4, 4);
+            self.asm(Instruction::with2(Add_rm64_imm8, gs(tape_next), 1u32));
+            let done = self.e.jmp_rel32_placeholder();
+            let here = self.e.offset();
+            self.e.bind_rel32(passive, here);
+            self.e.zero_gs(lane_sh, 8);
+            let here = self.e.offset();
+            self.e.bind_rel32(done, here);
+        }
+        self.e.load_gs(Gpr::RDX, l.spill_rdx);
+        self.e.load_gs(Gpr::RCX, l.spill_rcx);
+        self.e.load_gs(Gpr::RAX, l.spill_rax);
+        let to_insn = self.e.jmp_rel32_placeholder();
+        let here = self.e.offset();
+        for j in slow {
+            self.e.bind_rel32(j, here);
+        }
+        self.e.load_gs(Gpr::RDX, l.spill_rdx);
+        self.e.load_gs(Gpr::RCX, l.spill_rcx);
+        self.e.load_gs(Gpr::RAX, l.spill_rax);
+        self.instrument_call(insn);
+        let here = self.e.offset();
+        self.e.bind_rel32(to_insn, here);
         Ok(())
     }
 

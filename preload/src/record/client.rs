@@ -55,7 +55,11 @@ pub fn handle(ctx: &mut ThreadCtx) {
         GET_MODE => Some(u64::from(b'b')),
         DISABLE => {
             let delta = word(1) as i64 - word(2) as i64;
-            Some(r.disabled.fetch_add(delta, Ordering::AcqRel) as u64)
+            let previous = r.disabled.fetch_add(delta, Ordering::AcqRel);
+            if previous + delta > 0 {
+                super::stop_inline_recording();
+            }
+            Some(previous as u64)
         }
         GET_INDEX => {
             if let Some(loc) = shadow_at(word(1)) {

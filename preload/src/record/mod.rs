@@ -271,6 +271,11 @@ impl Recorder {
             ctx.tape.buf = buf;
         }
         let base = self.next_chunk.fetch_add(CHUNK, Ordering::AcqRel);
+        if base + CHUNK > MAX_INDEX + 1 {
+            self.fail(
+                "the tape exceeds 2^32 blocks (128 GiB), the limit of dgad's 4-byte shadow indices",
+            );
+        }
         ctx.tape.base = base;
         ctx.tape.next = base;
         ctx.tape.end = base + CHUNK;
@@ -296,7 +301,9 @@ impl Recorder {
     }
 }
 
-/// Per-thread tape state, in the thread context.
+/// Per-thread tape state, in the thread context. Translated code reads and
+/// advances `buf`, `base`, `next` and `end` (in this order) for inline
+/// recording; `end == next` forces every recording through the runtime.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ThreadTape {
@@ -359,6 +366,14 @@ pub fn flush_all_in_signal() -> u64 {
         blocks = blocks.max(t.next);
     });
     blocks
+}
+
+/// While `DG_DISABLE` is in force, inline recording must not record: make
+/// every thread's chunk look full, so arithmetic takes the runtime path
+/// (which honours the counter). The first block after re-enabling takes a
+/// fresh chunk.
+pub fn stop_inline_recording() {
+    crate::threads::for_each_context(|c| c.tape.end = c.tape.next);
 }
 
 /// Writes the calling thread's pending blocks (at thread exit).
