@@ -1,5 +1,6 @@
-//! Record mode under adverse conditions: the files must be complete and
-//! consistent after every exit path, and bad set-ups must fail clearly.
+//! Record mode under adverse conditions — the files must be complete and
+//! consistent after every exit path, bad set-ups must fail clearly — and
+//! the client requests answered by the real runtime.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -10,6 +11,10 @@ use testsuite::{
 };
 
 fn build(name: &str, link: &[&str]) -> PathBuf {
+    build_at(name, link, OptLevel::O3)
+}
+
+fn build_at(name: &str, link: &[&str], opt: OptLevel) -> PathBuf {
     // Tests run in parallel and share programs: build each once at a time.
     static BUILDING: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _guard = BUILDING.lock().unwrap_or_else(|e| e.into_inner());
@@ -18,7 +23,7 @@ fn build(name: &str, link: &[&str]) -> PathBuf {
     build_program_at(
         &programs_dir().join("record").join(name),
         Compiler::Gcc,
-        OptLevel::O3,
+        opt,
         &[include],
         &link,
     )
@@ -181,4 +186,27 @@ fn threads_record_one_consistent_tape() {
             "thread {t}: {bar} vs {expected}"
         );
     }
+}
+
+#[test]
+fn client_requests_under_the_runtime() {
+    let prog = build_at("client_requests.c", &[], OptLevel::O0);
+    let scratch = ScratchDir::new("record-requests");
+    let dir = scratch.path().join("run");
+    let inv = Invocation::new(&prog).arg("1.5");
+    let out = record(&inv, &dir);
+    let stdout = out.stdout_text();
+    assert!(
+        out.status.success() && stdout.contains("requests ok"),
+        "{stdout}"
+    );
+    // y = (x^2 + x) + [x^2 + x, disabled] + x^2 + u with du = 3 dx.
+    let bars = gradient(&dir, "1.0\n");
+    let x = 1.5;
+    let expected = 4.0 * x + 1.0 + 3.0;
+    assert!(
+        (bars[0] - expected).abs() <= 1e-12 * expected,
+        "dy/dx {} vs {expected}",
+        bars[0]
+    );
 }

@@ -61,17 +61,20 @@ pub fn handle(ctx: &mut ThreadCtx) {
             }
             Some(previous as u64)
         }
+        // Like Derivgrind, handled requests answer 1 (GET_MODE answers the
+        // mode, INDEX_TO_FILE keeps the default; DISABLE answers the
+        // previous counter, a dgad choice documented in the header).
         GET_INDEX => {
             if let Some(loc) = shadow_at(word(1)) {
                 store_u64(word(2), u64::from(read_index(ctx, loc)));
             }
-            None
+            Some(1)
         }
         SET_INDEX => {
             if let (Some(loc), Some(index)) = (shadow_at(word(1)), load_u64(word(2))) {
                 set_index(ctx, loc, index);
             }
-            None
+            Some(1)
         }
         NEW_INDEX | NEW_INDEX_NOACTIVITYANALYSIS => {
             let info = word(1);
@@ -85,7 +88,7 @@ pub fn handle(ctx: &mut ThreadCtx) {
                 r.new_block(ctx, i1, p1, i2, p2)
             };
             store_u64(ptr(4), index);
-            None
+            Some(1)
         }
         INDEX_TO_FILE => {
             if let Some(index) = load_u64(word(2)) {
