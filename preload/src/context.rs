@@ -132,8 +132,10 @@ pub struct ThreadCtx {
     pub ibl_hits: u64,
     /// `shadowmem::XOR_MASK`, for inline shadow-address computation.
     pub shadow_mask: u64,
-    /// Scratch slot for inline record-mode sequences.
-    pub spill_tmp: u64,
+    /// Scratch slots for inline record-mode sequences.
+    pub spill_tmp: [u64; 2],
+    /// Scratch area for vector lanes in inline record-mode sequences.
+    pub lane_tmp: [u64; 2],
     /// Record mode: this thread's chunk of the tape.
     pub tape: crate::record::ThreadTape,
     /// Shadow register file (indices of the values in the registers).
@@ -162,6 +164,7 @@ impl ThreadCtx {
         shadow_mask: offset_of!(ThreadCtx, shadow_mask) as u32,
         tape: offset_of!(ThreadCtx, tape) as u32,
         spill_tmp: offset_of!(ThreadCtx, spill_tmp) as u32,
+        lane_tmp: offset_of!(ThreadCtx, lane_tmp) as u32,
     };
 
     /// Maps a fresh context and its runtime stack. The lookup table starts

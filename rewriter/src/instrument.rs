@@ -63,19 +63,25 @@ pub enum Plan {
         /// Destination-register bytes zeroed after the moved ones.
         zero: u8,
     },
-    /// Legacy SSE2 `add/sub/mul sd/pd dst, src`: record one block per lane
+    /// SSE2 / AVX `add/sub/mul sd/pd`: record one block per lane
     /// inline when the thread's tape chunk has room and every operand index
     /// is older than the next index; otherwise call the runtime (nothing is
     /// written before that decision). Needs dead flags.
     Arithmetic {
         /// The operation.
         op: crate::semantics::FpOp,
-        /// Lanes (1 scalar, 2 packed).
+        /// Lanes (1 scalar, 2 or 4 packed).
         lanes: u8,
-        /// Shadow of the destination (first source) register.
+        /// Shadow of the destination register.
         dst: u32,
+        /// The first source register (the destination for legacy SSE):
+        /// its number, for its values.
+        src1: Register,
         /// The second source: a register's shadow, or the memory operand.
         src: MoveSide,
+        /// VEX encoding: scalar forms take bytes 8..16 from the first
+        /// source, and everything above the vector length becomes zero.
+        vex: bool,
     },
     /// Everything else: the runtime applies the semantics before the
     /// instruction runs.
@@ -189,30 +195,48 @@ fn general_mov(insn: &Instruction, flags_free: bool) -> Option<Plan> {
     })
 }
 
-/// Inline recording for legacy SSE2 double add/sub/mul.
+/// Inline recording for SSE2 and AVX (VEX, unmasked) double add/sub/mul.
 fn inline_arithmetic(insn: &Instruction, op: FpOp, shape: Shape, flags_free: bool) -> Option<Plan> {
+    let vex = match insn.encoding() {
+        EncodingKind::Legacy if insn.op_count() == 2 => false,
+        EncodingKind::VEX if insn.op_count() == 3 => true,
+        _ => return None,
+    };
     if !flags_free
-        || insn.encoding() != EncodingKind::Legacy
         || !matches!(op, FpOp::Add | FpOp::Sub | FpOp::Mul)
-        || insn.op_count() != 2
         || insn.op0_kind() != OpKind::Register
     {
         return None;
     }
-    let dst = RegFile::vec_offset(insn.op0_register().number(), 0) as u32;
-    let src = match insn.op1_kind() {
+    let last = insn.op_count() - 1;
+    let src1 = if vex {
+        insn.op1_register()
+    } else {
+        insn.op0_register()
+    };
+    let src = match insn.op_kind(last) {
         OpKind::Register => {
-            MoveSide::Register(RegFile::vec_offset(insn.op1_register().number(), 0) as u32)
+            MoveSide::Register(RegFile::vec_offset(insn.op_register(last).number(), 0) as u32)
         }
         OpKind::Memory if insn.segment_prefix() == Register::None => MoveSide::Memory,
         _ => return None,
     };
-    let lanes = if shape == Shape::Scalar { 1 } else { 2 };
+    let lanes = if shape == Shape::Scalar {
+        1
+    } else {
+        (insn.op0_register().size() / 8) as u8
+    };
+    if lanes > 4 {
+        return None;
+    }
+    let dst = RegFile::vec_offset(insn.op0_register().number(), 0) as u32;
     Some(Plan::Arithmetic {
         op,
         lanes,
         dst,
+        src1,
         src,
+        vex,
     })
 }
 

@@ -38,8 +38,10 @@ pub struct ContextLayout {
     /// The thread's tape chunk: buffer address, first index, next index and
     /// end index, four consecutive u64s (record mode's inline recording).
     pub tape: u32,
-    /// A scratch slot for inline sequences.
+    /// Two scratch slots for inline sequences (16 bytes).
     pub spill_tmp: u32,
+    /// A 16-byte scratch area for vector lanes.
+    pub lane_tmp: u32,
 }
 
 impl ContextLayout {
@@ -58,6 +60,7 @@ impl ContextLayout {
         shadow_mask: 0x48,
         tape: 0x50,
         spill_tmp: 0x70,
+        lane_tmp: 0x80,
     };
 }
 

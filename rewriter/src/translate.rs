@@ -497,8 +497,10 @@ impl Translator<'_> {
                 op,
                 lanes,
                 dst,
+                src1,
                 src,
-            } => self.arithmetic(insn, op, lanes, dst, src)?,
+                vex,
+            } => self.arithmetic(insn, op, lanes, dst, src1, src, vex)?,
             Plan::Runtime => self.instrument_call(insn),
         }
         Ok(())
@@ -516,16 +518,19 @@ impl Translator<'_> {
         self.e.bytes(&buf);
     }
 
-    /// Inline recording of legacy SSE2 `add/sub/mul sd/pd` (see
+    /// Inline recording of SSE2/AVX `add/sub/mul sd/pd` (see
     /// [`Plan::Arithmetic`]). Checks first, writes after; any failed check
     /// leaves everything untouched and takes the runtime path.
+    #[allow(clippy::too_many_arguments)]
     fn arithmetic(
         &mut self,
         insn: &Instruction,
         op: crate::semantics::FpOp,
         lanes: u8,
         dst: u32,
+        src1: Register,
         src: MoveSide,
+        vex: bool,
     ) -> Result<(), TranslateError> {
         use crate::semantics::FpOp;
         use iced_x86::Code::*;
@@ -590,11 +595,12 @@ impl Translator<'_> {
         ));
         self.asm(Instruction::with2(Cmp_r64_rm64, RAX, gs(tape_end)));
         slow.push(self.e.jcc_rel32_placeholder(0x7)); // ja
+        let a_sh = shadowmem::RegFile::vec_offset(src1.number(), 0) as u32;
         for lane in 0..u32::from(lanes) {
             self.asm(Instruction::with2(
                 Mov_r32_rm32,
                 EAX,
-                gs(sr + dst + 8 * lane),
+                gs(sr + a_sh + 8 * lane),
             ));
             self.asm(Instruction::with2(Cmp_r64_rm64, RAX, RDX));
             slow.push(self.e.jcc_rel32_placeholder(0x3)); // jae
@@ -602,7 +608,13 @@ impl Translator<'_> {
             self.asm(Instruction::with2(Cmp_r64_rm64, RAX, RDX));
             slow.push(self.e.jcc_rel32_placeholder(0x3));
         }
-        // Commit, lane by lane.
+        // Commit. A scalar VEX form keeps bytes 8..16 of the first source:
+        // save them before the result lane may overwrite that register's
+        // shadow (when it is also the destination).
+        if vex && lanes == 1 {
+            self.asm(Instruction::with2(Mov_r64_rm64, RAX, gs(sr + a_sh + 8)));
+            self.asm(Instruction::with2(Mov_rm64_r64, gs(l.spill_tmp + 8), RAX));
+        }
         for lane in 0..u32::from(lanes) {
             let lane_sh = sr + dst + 8 * lane;
             self.asm(Instruction::with2(Mov_r64_rm64, RDX, gs(tape_next)));
@@ -610,7 +622,11 @@ impl Translator<'_> {
             self.asm(Instruction::with2(Sub_r64_rm64, RCX, gs(tape_base)));
             self.asm(Instruction::with2(Shl_rm64_imm8, RCX, 5u32));
             self.asm(Instruction::with2(Add_r64_rm64, RCX, gs(tape_buf)));
-            self.asm(Instruction::with2(Mov_r32_rm32, EAX, gs(lane_sh)));
+            self.asm(Instruction::with2(
+                Mov_r32_rm32,
+                EAX,
+                gs(sr + a_sh + 8 * lane),
+            ));
             self.asm(Instruction::with2(Mov_rm64_r64, at(RCX, 0), RAX));
             src_index(self, lane);
             self.asm(Instruction::with2(Mov_rm64_r64, at(RCX, 8), RAX));
@@ -627,16 +643,41 @@ impl Translator<'_> {
                 }
                 _ => {
                     // d(a*b) = b da + a db: partial1 is b's value, partial2 a's.
+                    // Lanes 2 and 3 of a ymm register go through a 16-byte
+                    // scratch area in the context first.
                     let store_lane = |t: &mut Self, reg: Register, disp: i64| {
-                        let code = if lane == 0 {
-                            Movsd_xmmm64_xmm
-                        } else {
-                            Movhpd_m64_xmm
-                        };
-                        t.asm(Instruction::with2(code, at(RCX, disp), reg));
+                        let xmm = Register::XMM0 + reg.number() as u32;
+                        match lane {
+                            0 | 1 => {
+                                let code = match (lane, vex) {
+                                    (0, false) => Movsd_xmmm64_xmm,
+                                    (0, true) => VEX_Vmovsd_m64_xmm,
+                                    (_, false) => Movhpd_m64_xmm,
+                                    (_, true) => VEX_Vmovhpd_m64_xmm,
+                                };
+                                t.asm(Instruction::with2(code, at(RCX, disp), xmm));
+                            }
+                            _ => {
+                                let ymm = Register::YMM0 + reg.number() as u32;
+                                t.asm(Instruction::with3(
+                                    VEX_Vextractf128_xmmm128_ymm_imm8,
+                                    gs(l.lane_tmp),
+                                    ymm,
+                                    1u32,
+                                ));
+                                t.asm(Instruction::with2(
+                                    Mov_r64_rm64,
+                                    RAX,
+                                    gs(l.lane_tmp + 8 * (lane - 2)),
+                                ));
+                                t.asm(Instruction::with2(Mov_rm64_r64, at(RCX, disp), RAX));
+                            }
+                        }
                     };
                     match src {
-                        MoveSide::Register(_) => store_lane(self, insn.op1_register(), 16),
+                        MoveSide::Register(_) => {
+                            store_lane(self, insn.op_register(insn.op_count() - 1), 16)
+                        }
                         MoveSide::Memory => {
                             self.asm(Instruction::with2(Mov_r64_rm64, RAX, gs(l.spill_tmp)));
                             self.asm(Instruction::with2(
@@ -647,7 +688,7 @@ impl Translator<'_> {
                             self.asm(Instruction::with2(Mov_rm64_r64, at(RCX, 16), RAX));
                         }
                     }
-                    store_lane(self, insn.op0_register(), 24);
+                    store_lane(self, src1, 24);
                 }
             }
             self.asm(Instruction::with2(Mov_rm32_r32, gs(lane_sh), EDX));
@@ -659,6 +700,17 @@ impl Translator<'_> {
             self.e.zero_gs(lane_sh, 8);
             let here = self.e.offset();
             self.e.bind_rel32(done, here);
+        }
+        if vex {
+            if lanes == 1 {
+                self.asm(Instruction::with2(Mov_r64_rm64, RAX, gs(l.spill_tmp + 8)));
+                self.asm(Instruction::with2(Mov_rm64_r64, gs(sr + dst + 8), RAX));
+            }
+            let mut z = if lanes == 1 { 16 } else { 8 * u32::from(lanes) };
+            while z < 64 {
+                self.e.zero_gs(sr + dst + z, 8);
+                z += 8;
+            }
         }
         self.e.load_gs(Gpr::RDX, l.spill_rdx);
         self.e.load_gs(Gpr::RCX, l.spill_rcx);
