@@ -41,8 +41,8 @@ def max_rss_kb(cmd, env):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--n", type=int, default=128)
-    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--n", type=int, default=384)
+    ap.add_argument("--steps", type=int, default=60)
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
     subprocess.run(["cargo", "build", "--release", "-q", "-p", "preload", "-p", "evaluator"], cwd=ROOT, check=True)
