@@ -483,6 +483,27 @@ fn restartable(nr: i64) -> bool {
     .contains(&nr)
 }
 
+/// ucontext `gregs` slot of each general register, as `(REG_*, index into
+/// GuestRegs::gpr)`.
+const GREG_OF_GPR: [(i32, usize); 16] = [
+    (libc::REG_R8, 8),
+    (libc::REG_R9, 9),
+    (libc::REG_R10, 10),
+    (libc::REG_R11, 11),
+    (libc::REG_R12, 12),
+    (libc::REG_R13, 13),
+    (libc::REG_R14, 14),
+    (libc::REG_R15, 15),
+    (libc::REG_RDI, 7),
+    (libc::REG_RSI, 6),
+    (libc::REG_RBP, 5),
+    (libc::REG_RBX, 3),
+    (libc::REG_RDX, 2),
+    (libc::REG_RAX, 0),
+    (libc::REG_RCX, 1),
+    (libc::REG_RSP, 4),
+];
+
 /// The guest-visible frame the runtime builds below the guest stack.
 #[repr(C)]
 struct GuestFrame {
@@ -559,24 +580,7 @@ fn build_frame(ctx: &mut ThreadCtx, p: &PendingSignal, act: &KernelSigaction) {
         let g = &mut f.uc.uc_mcontext.gregs;
         let r = &ctx.regs.gpr;
         use libc::*;
-        for (greg, idx) in [
-            (REG_R8, 8),
-            (REG_R9, 9),
-            (REG_R10, 10),
-            (REG_R11, 11),
-            (REG_R12, 12),
-            (REG_R13, 13),
-            (REG_R14, 14),
-            (REG_R15, 15),
-            (REG_RDI, 7),
-            (REG_RSI, 6),
-            (REG_RBP, 5),
-            (REG_RBX, 3),
-            (REG_RDX, 2),
-            (REG_RAX, 0),
-            (REG_RCX, 1),
-            (REG_RSP, 4),
-        ] {
+        for (greg, idx) in GREG_OF_GPR {
             g[greg as usize] = r[idx] as i64;
         }
         g[REG_RIP as usize] = ctx.regs.rip as i64;
@@ -616,24 +620,7 @@ pub fn sigreturn(ctx: &mut ThreadCtx) {
         let uc = &*(uc_addr as *const libc::ucontext_t);
         let g = &uc.uc_mcontext.gregs;
         use libc::*;
-        for (greg, idx) in [
-            (REG_R8, 8),
-            (REG_R9, 9),
-            (REG_R10, 10),
-            (REG_R11, 11),
-            (REG_R12, 12),
-            (REG_R13, 13),
-            (REG_R14, 14),
-            (REG_R15, 15),
-            (REG_RDI, 7),
-            (REG_RSI, 6),
-            (REG_RBP, 5),
-            (REG_RBX, 3),
-            (REG_RDX, 2),
-            (REG_RAX, 0),
-            (REG_RCX, 1),
-            (REG_RSP, 4),
-        ] {
+        for (greg, idx) in GREG_OF_GPR {
             ctx.regs.gpr[idx] = g[greg as usize] as u64;
         }
         ctx.regs.rip = g[REG_RIP as usize] as u64;

@@ -556,15 +556,7 @@ impl Translator<'_> {
         self.e.store_gs(l.spill_rcx, Gpr::RCX);
         self.e.store_gs(l.spill_rdx, Gpr::RDX);
         if src == MoveSide::Memory {
-            let mem = MemoryOperand::new(
-                insn.memory_base(),
-                insn.memory_index(),
-                insn.memory_index_scale(),
-                insn.memory_displacement64() as i64,
-                insn.memory_displ_size(),
-                false,
-                Register::None,
-            );
+            let mem = memory_operand_of(insn, Register::None);
             self.asm(Instruction::with2(Lea_r64_m, RCX, mem));
             self.asm(Instruction::with2(Mov_rm64_r64, gs(l.spill_tmp), RCX));
         }
@@ -786,15 +778,7 @@ impl Translator<'_> {
     /// `lea rax, <memory operand of insn>` (re-encoded here, so RIP-relative
     /// operands stay right).
     fn lea_rax_of(&mut self, insn: &Instruction) -> Result<(), TranslateError> {
-        let mem = MemoryOperand::new(
-            insn.memory_base(),
-            insn.memory_index(),
-            insn.memory_index_scale(),
-            insn.memory_displacement64() as i64,
-            insn.memory_displ_size(),
-            false,
-            Register::None,
-        );
+        let mem = memory_operand_of(insn, Register::None);
         let lea = Instruction::with2(Code::Lea_r64_m, Register::RAX, mem)
             .expect("lea rax, m is encodable");
         let len = self
@@ -855,15 +839,7 @@ impl Translator<'_> {
         let mov = if insn.op0_kind() == OpKind::Register {
             Instruction::with2(Code::Mov_r64_rm64, Register::RCX, insn.op0_register())
         } else {
-            let mem = MemoryOperand::new(
-                insn.memory_base(),
-                insn.memory_index(),
-                insn.memory_index_scale(),
-                insn.memory_displacement64() as i64,
-                insn.memory_displ_size(),
-                false,
-                insn.segment_prefix(),
-            );
+            let mem = memory_operand_of(insn, insn.segment_prefix());
             Instruction::with2(Code::Mov_r64_rm64, Register::RCX, mem)
         }
         .expect("mov rcx, r/m64 is always encodable");
@@ -948,6 +924,21 @@ impl Translator<'_> {
         }
         literals_start
     }
+}
+
+/// The memory operand of `insn` as an operand for inserted code, with the
+/// given segment override (RIP-relative operands keep their absolute
+/// target, so the encoder re-targets them at the new address).
+fn memory_operand_of(insn: &Instruction, segment: Register) -> MemoryOperand {
+    MemoryOperand::new(
+        insn.memory_base(),
+        insn.memory_index(),
+        insn.memory_index_scale(),
+        insn.memory_displacement64() as i64,
+        insn.memory_displ_size(),
+        false,
+        segment,
+    )
 }
 
 /// The instructions of the block starting at `guest_pc` as far as it runs
