@@ -1,0 +1,68 @@
+//! Record mode must be as transparent as null mode: programs that declare
+//! no AD inputs (and one that does) behave exactly as natively — stdout,
+//! exit status — while every instruction is instrumented.
+
+use testsuite::{
+    build_program, run_native, run_under_dgad, Compiler, Invocation, OptLevel, ScratchDir,
+};
+
+/// Programs of the transparency suite, at gcc -O3, with their arguments.
+const PROGRAMS: &[(&str, &[&str])] = &[
+    ("c/pthreads.c", &[]),
+    ("c/sigalrm.c", &[]),
+    ("c/sigsegv.c", &[]),
+    ("c/setjmp_longjmp.c", &[]),
+    ("c/fork_exec.c", &[]),
+    ("c/dlopen_libm.c", &[]),
+    ("c/tls.c", &[]),
+    ("c/x87_long_double.c", &[]),
+    ("c/printf_doubles.c", &[]),
+    ("c/vector_sums.c", &[]),
+    ("c/exit_from_thread.c", &[]),
+    ("c/stencil.c", &["96", "40"]),
+    ("c/regression_signal_before_syscall.c", &[]),
+    ("cxx/exceptions.cpp", &[]),
+    ("cxx/containers.cpp", &[]),
+];
+
+fn check_recorded(inv: &Invocation, what: &str) {
+    let scratch = ScratchDir::new("record-transparency");
+    let dir = scratch.path().join("run");
+    let native = run_native(inv, None);
+    let recorded = run_under_dgad(
+        inv,
+        None,
+        &[
+            ("DGAD_MODE", "record"),
+            ("DGAD_RECORD", dir.to_str().unwrap()),
+        ],
+    );
+    assert_eq!(
+        recorded.status.code(),
+        native.status.code(),
+        "{what}: exit status differs under record mode"
+    );
+    assert!(
+        recorded.stdout == native.stdout,
+        "{what}: stdout differs under record mode\n--- native\n{}\n--- recorded\n{}",
+        native.stdout_text(),
+        recorded.stdout_text()
+    );
+}
+
+#[test]
+fn c_and_cxx_programs_under_record_mode() {
+    for (source, args) in PROGRAMS {
+        let prog = build_program(source, Compiler::Gcc, OptLevel::O3);
+        check_recorded(&Invocation::new(&prog).args(args.iter().copied()), source);
+    }
+}
+
+#[test]
+fn python_threads_under_record_mode() {
+    let script = testsuite::programs_dir().join("python/threading_workers.py");
+    check_recorded(
+        &Invocation::new("python3").arg(&script),
+        "python3 threading_workers.py",
+    );
+}
