@@ -120,25 +120,26 @@ pub fn init() {
             set_guest_action(sig, &old);
         }
     }
-    install_host(libc::SIGTRAP, &guest_action(libc::SIGTRAP));
-    // Faults pass through the host handler so that the runtime's own
-    // fault-tolerant reads (`sys::safe_copy`) work. Recording: every signal
-    // that would kill the process by default does, so that the tape is
-    // completed first.
-    for sig in [libc::SIGSEGV, libc::SIGBUS] {
+    for sig in 1..NSIG as i32 {
         let act = guest_action(sig);
-        if act.handler == libc::SIG_DFL as u64 {
+        if runtime_keeps(sig, act.handler) {
             install_host(sig, &act);
         }
     }
-    if crate::record::recorder().is_some() {
-        for sig in FATAL_BY_DEFAULT {
-            let act = guest_action(sig);
-            if act.handler == libc::SIG_DFL as u64 {
-                install_host(sig, &act);
-            }
-        }
-    }
+}
+
+/// Whether the host handler must stay installed for `sig` although the
+/// guest's disposition is `handler` (`SIG_DFL`/`SIG_IGN` included): SIGTRAP
+/// always (single-stepping out of inserted code); SIGSEGV and SIGBUS with the
+/// default action (the runtime's fault-tolerant reads, `sys::safe_copy`);
+/// when recording, every signal whose default action ends the process (the
+/// tape is completed first). Decided here for both start-up and the guest's
+/// `rt_sigaction`.
+fn runtime_keeps(sig: i32, handler: u64) -> bool {
+    let default = handler == libc::SIG_DFL as u64;
+    sig == libc::SIGTRAP
+        || default && matches!(sig, libc::SIGSEGV | libc::SIGBUS)
+        || default && crate::record::recorder().is_some() && FATAL_BY_DEFAULT.contains(&sig)
 }
 
 /// Signals whose default action ends the process.
@@ -211,14 +212,12 @@ pub fn sigaction(sig: i32, act: u64, oldact: u64, setsize: u64) -> i64 {
         // SAFETY: reading the guest's struct; a bad pointer faults in the
         // runtime, which is reported as an internal error.
         let new = unsafe { core::ptr::read_unaligned(act as *const KernelSigaction) };
-        let r = if new.handler == libc::SIG_DFL as u64 || new.handler == libc::SIG_IGN as u64 {
-            if sig == libc::SIGTRAP {
-                install_host(sig, &new)
-            } else {
-                kernel_sigaction(sig, Some(&new), None)
-            }
-        } else {
+        let guest_handles =
+            new.handler != libc::SIG_DFL as u64 && new.handler != libc::SIG_IGN as u64;
+        let r = if guest_handles || runtime_keeps(sig, new.handler) {
             install_host(sig, &new)
+        } else {
+            kernel_sigaction(sig, Some(&new), None)
         };
         if r < 0 {
             return r;

@@ -72,10 +72,21 @@ fn recurrence_derivative(x: f64, n: usize) -> f64 {
 
 #[test]
 fn tape_complete_after_fatal_signal() {
+    fatal_signal_case("crash");
+}
+
+/// Regression: resetting SIGSEGV to SIG_DFL must not take the runtime's own
+/// handler away (the tape would then not be completed).
+#[test]
+fn tape_complete_after_fatal_signal_when_handler_reset_to_default() {
+    fatal_signal_case("reset");
+}
+
+fn fatal_signal_case(how: &str) {
     let prog = build("fatal_signal_after_recording.c", &[]);
     let scratch = ScratchDir::new("record-fatal");
     let dir = scratch.path().join("run");
-    let inv = Invocation::new(&prog).args(["0.999", "20000", "crash"]);
+    let inv = Invocation::new(&prog).args(["0.999", "20000", how]);
     let native = run_native(&inv, None);
     let dgad = record(&inv, &dir);
     assert_eq!(
