@@ -116,7 +116,8 @@ pub fn byte_granular_shift(insn: &Instruction) -> bool {
         && insn.op0_kind() == OpKind::Register
 }
 
-fn writes(a: OpAccess) -> bool {
+/// Whether an operand access writes the location.
+pub fn writes(a: OpAccess) -> bool {
     matches!(
         a,
         OpAccess::Write | OpAccess::ReadWrite | OpAccess::CondWrite | OpAccess::ReadCondWrite
@@ -394,16 +395,30 @@ fn passive_registers(insn: &Instruction) -> Option<Vec<(u32, u8)>> {
     if info.used_memory().iter().any(|m| writes(m.access())) {
         return None;
     }
+    let (clears, others) = written_register_shadows(insn, info);
+    // x87 and anything unexpected: leave it to the runtime.
+    (!others).then_some(clears)
+}
+
+/// The shadow bytes of the general and vector registers `insn` writes, as
+/// `(offset in the register file, length)` pieces of at most 8 bytes, and
+/// whether it also writes other registers that may carry indices (x87).
+/// A 32- or 64-bit write replaces a general register's whole shadow, a
+/// narrower one spoils its low granule; legacy SSE writes only its xmm,
+/// VEX/EVEX writes zero everything up to 64 bytes.
+pub fn written_register_shadows(
+    insn: &Instruction,
+    info: &iced_x86::InstructionInfo,
+) -> (Vec<(u32, u8)>, bool) {
     let legacy = insn.encoding() == EncodingKind::Legacy;
     let mut clears = Vec::new();
+    let mut others = false;
     for u in info.used_registers() {
         let r = u.register();
         if !writes(u.access()) {
             continue;
         }
         if r.is_gpr() {
-            // 32- and 64-bit writes replace the whole register; narrower
-            // ones spoil its low granule.
             let len = if r.size() >= 4 { 8 } else { 4 };
             clears.push((
                 RegFile::gpr_offset(r.full_register().number(), 0) as u32,
@@ -419,12 +434,11 @@ fn passive_registers(insn: &Instruction) -> Option<Vec<(u32, u8)>> {
             || matches!(r, Register::RIP | Register::EIP)
             || r.is_segment_register())
         {
-            // x87 and anything unexpected: leave it to the runtime. (Masks
-            // and control state never carry indices.)
-            return None;
+            // Masks and control state never carry indices.
+            others = true;
         }
     }
     clears.sort_unstable();
     clears.dedup();
-    Some(clears)
+    (clears, others)
 }

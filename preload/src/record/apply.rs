@@ -10,10 +10,10 @@ use super::guest::{
 use super::{recorder, replay, Recorder};
 use crate::context::ThreadCtx;
 use iced_x86::{
-    Code, ConditionCode, EncodingKind, Instruction, InstructionInfoFactory, Mnemonic, OpAccess,
-    OpKind, Register,
+    ConditionCode, EncodingKind, Instruction, InstructionInfoFactory, Mnemonic, OpAccess, OpKind,
+    Register,
 };
-use rewriter::instrument::byte_granular_shift;
+use rewriter::instrument::{byte_granular_shift, writes, written_register_shadows};
 use rewriter::semantics::{semantics, Elem, FpOp, LogicOp, Semantics, Shape, SpecialKind};
 use shadowmem::RegFile;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -1172,13 +1172,6 @@ pub(super) fn clear_x87_written(ctx: &mut ThreadCtx, insn: &Instruction, top: us
     clear_memory_written(ctx, insn);
 }
 
-fn writes(a: OpAccess) -> bool {
-    matches!(
-        a,
-        OpAccess::Write | OpAccess::ReadWrite | OpAccess::CondWrite | OpAccess::ReadCondWrite
-    )
-}
-
 fn clear_memory_written(ctx: &mut ThreadCtx, insn: &Instruction) {
     let mut factory = InstructionInfoFactory::new();
     let info = factory.info(insn);
@@ -1223,7 +1216,6 @@ fn clear_written(ctx: &mut ThreadCtx, insn: &Instruction, report: bool) {
             );
         }
     }
-    let legacy = insn.encoding() == EncodingKind::Legacy;
     let x87 = insn.fpu_stack_increment_info().increment() != 0
         || info
             .used_registers()
@@ -1233,26 +1225,14 @@ fn clear_written(ctx: &mut ThreadCtx, insn: &Instruction, report: bool) {
         // Pushes (fld1, fild, …) write the register that becomes st(0).
         clear_x87_written(ctx, insn, x87_top(ctx));
     }
-    for u in info.used_registers() {
-        let reg = u.register();
-        if !writes(u.access()) {
-            continue;
-        }
-        if let Some((n, _)) = super::guest::gpr_slot(reg) {
-            let off = RegFile::gpr_offset(n, 0);
-            let len = if reg.size() >= 4 { 8 } else { 4 };
-            write_shadow(ctx, ShadowLoc::Reg(off), &[0u8; 8][..len]);
-        } else if reg.is_xmm() || reg.is_ymm() || reg.is_zmm() {
-            let len = if legacy { reg.size() } else { 64 };
-            write_shadow(
-                ctx,
-                ShadowLoc::Reg(RegFile::vec_offset(reg.number(), 0)),
-                &[0u8; 64][..len],
-            );
-        }
+    for (off, len) in written_register_shadows(insn, info).0 {
+        write_shadow(
+            ctx,
+            ShadowLoc::Reg(off as usize),
+            &[0u8; 8][..usize::from(len)],
+        );
     }
     clear_memory_written(ctx, insn);
-    let _ = Code::INVALID;
 }
 
 /// Prints one line per instruction form that loses derivatives.
