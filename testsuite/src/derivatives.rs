@@ -29,8 +29,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::{
-    build_program_at, build_root, dgad_lib, run_native, run_under_dgad, target_dir, workspace_root,
-    Compiler, Invocation, OptLevel, Outcome,
+    build_program_at, build_root, dgad_lib, path_from_env, run_native, run_under_dgad, target_dir,
+    workspace_root, Compiler, Invocation, OptLevel, Outcome,
 };
 
 #[path = "../derivatives/expected_failures.rs"]
@@ -488,10 +488,7 @@ pub fn matrix_dir() -> PathBuf {
 /// The C include directory holding `valgrind/derivgrind.h`: `DGAD_INCLUDE`
 /// (relative paths from the workspace root), else `<workspace>/include`.
 pub fn include_dir() -> PathBuf {
-    let dir = match std::env::var_os("DGAD_INCLUDE") {
-        Some(dir) if !dir.is_empty() => workspace_root().join(dir),
-        _ => workspace_root().join("include"),
-    };
+    let dir = path_from_env("DGAD_INCLUDE", || workspace_root().join("include"));
     assert!(
         dir.join("valgrind/derivgrind.h").is_file(),
         "{} does not exist: the derivative tests include <valgrind/derivgrind.h> \
@@ -506,10 +503,9 @@ pub fn include_dir() -> PathBuf {
 /// library: `DGAD_FORTRAN_CLIENT` (relative paths from the workspace root),
 /// else `<workspace>/preload/client`.
 pub fn fortran_client_dir() -> PathBuf {
-    let dir = match std::env::var_os("DGAD_FORTRAN_CLIENT") {
-        Some(dir) if !dir.is_empty() => workspace_root().join(dir),
-        _ => workspace_root().join("preload").join("client"),
-    };
+    let dir = path_from_env("DGAD_FORTRAN_CLIENT", || {
+        workspace_root().join("preload").join("client")
+    });
     assert!(
         dir.join("Makefile").is_file(),
         "{} does not exist: the Fortran derivative tests build the client library \
@@ -1253,10 +1249,7 @@ fn native_values_checked(
 /// root; e.g. another build, or Derivgrind's `tape-evaluation`), else
 /// `<target>/release/dg-eval`.
 pub fn dg_eval() -> PathBuf {
-    let path = match std::env::var_os("DGAD_EVAL") {
-        Some(path) if !path.is_empty() => workspace_root().join(path),
-        _ => target_dir().join("release").join("dg-eval"),
-    };
+    let path = path_from_env("DGAD_EVAL", || target_dir().join("release").join("dg-eval"));
     assert!(
         path.is_file(),
         "the evaluator {} does not exist: build it with \

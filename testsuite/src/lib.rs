@@ -51,9 +51,15 @@ pub fn programs_dir() -> PathBuf {
 /// Cargo's target directory: `CARGO_TARGET_DIR` (relative paths taken from
 /// the workspace root), else `<workspace>/target`.
 pub fn target_dir() -> PathBuf {
-    match std::env::var_os("CARGO_TARGET_DIR") {
-        Some(dir) if !dir.is_empty() => workspace_root().join(dir),
-        _ => workspace_root().join("target"),
+    path_from_env("CARGO_TARGET_DIR", || workspace_root().join("target"))
+}
+
+/// The path in environment variable `var` (relative paths taken from the
+/// workspace root) if it is set and not empty, else `default()`.
+pub fn path_from_env(var: &str, default: impl FnOnce() -> PathBuf) -> PathBuf {
+    match std::env::var_os(var) {
+        Some(path) if !path.is_empty() => workspace_root().join(path),
+        _ => default(),
     }
 }
 
@@ -68,10 +74,9 @@ pub fn build_root() -> PathBuf {
 /// # Panics
 /// If the library does not exist, with a message saying how to build it.
 pub fn dgad_lib() -> PathBuf {
-    let lib = match std::env::var_os("DGAD_LIB") {
-        Some(path) if !path.is_empty() => workspace_root().join(path),
-        _ => target_dir().join("release").join("libdgad.so"),
-    };
+    let lib = path_from_env("DGAD_LIB", || {
+        target_dir().join("release").join("libdgad.so")
+    });
     assert!(
         lib.is_file(),
         "the dgad preload library {} does not exist: build it with \
