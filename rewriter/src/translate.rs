@@ -509,13 +509,17 @@ impl Translator<'_> {
     /// Encodes one inserted instruction at the current address.
     fn asm(&mut self, i: Result<Instruction, iced_x86::IcedError>) {
         let i = i.expect("inserted instruction is encodable");
-        let len = self
-            .encoder
-            .encode(&i, self.e.pc())
-            .expect("inserted instruction encodes");
+        self.encode_here(&i).expect("inserted instruction encodes");
+    }
+
+    /// Encodes `i` at the current cache address and emits it; fails only
+    /// when a RIP-relative operand is out of reach from here.
+    fn encode_here(&mut self, i: &Instruction) -> Result<(), iced_x86::IcedError> {
+        let len = self.encoder.encode(i, self.e.pc())?;
         let buf = self.encoder.take_buffer();
         debug_assert_eq!(buf.len(), len);
         self.e.bytes(&buf);
+        Ok(())
     }
 
     /// Inline recording of SSE2/AVX `add/sub/mul sd/pd` (see
@@ -781,14 +785,8 @@ impl Translator<'_> {
         let mem = memory_operand_of(insn, Register::None);
         let lea = Instruction::with2(Code::Lea_r64_m, Register::RAX, mem)
             .expect("lea rax, m is encodable");
-        let len = self
-            .encoder
-            .encode(&lea, self.e.pc())
-            .map_err(|_| TranslateError::OutOfReach(insn.ip()))?;
-        let buf = self.encoder.take_buffer();
-        debug_assert_eq!(buf.len(), len);
-        self.e.bytes(&buf);
-        Ok(())
+        self.encode_here(&lea)
+            .map_err(|_| TranslateError::OutOfReach(insn.ip()))
     }
 
     /// An exit to the runtime that applies the instruction's AD semantics
@@ -798,22 +796,12 @@ impl Translator<'_> {
     /// nor decodes guest code again. Both ends are boundaries of the same
     /// guest instruction.
     fn instrument_call(&mut self, insn: &Instruction) {
-        let stub = self.e.offset();
-        self.e.store_gs(self.layout.spill_rax, Gpr::RAX);
-        let rel = self.e.lea_rax_rip_placeholder();
-        self.e.jmp_gs(self.layout.enter_exit);
-        let record = self.e.offset();
-        debug_assert_eq!(record - stub, EXIT_STUB_LEN);
-        self.e.bind_rel32(rel, record);
         let resume = core::mem::size_of::<InstrumentRecord>() as i32;
+        self.stub_and_record(insn.ip(), ExitKind::Instrument, resume);
         // Translations are never freed, so neither is their instruction.
         let decoded: &'static Instruction = Box::leak(Box::new(*insn));
-        self.e.bytes(&insn.ip().to_le_bytes());
-        self.e.bytes(&(ExitKind::Instrument as u32).to_le_bytes());
-        self.e.bytes(&resume.to_le_bytes());
         self.e
             .bytes(&(decoded as *const Instruction as u64).to_le_bytes());
-        self.exits.push(record);
         self.map(insn.ip(), 0);
     }
 
@@ -821,13 +809,8 @@ impl Translator<'_> {
     /// it has a RIP-relative operand.
     fn copy(&mut self, insn: &Instruction, bytes: &[u8]) -> Result<(), TranslateError> {
         if insn.is_ip_rel_memory_operand() {
-            let len = self
-                .encoder
-                .encode(insn, self.e.pc())
+            self.encode_here(insn)
                 .map_err(|_| TranslateError::OutOfReach(insn.ip()))?;
-            let buf = self.encoder.take_buffer();
-            debug_assert_eq!(buf.len(), len);
-            self.e.bytes(&buf);
         } else {
             self.e.bytes(bytes);
         }
@@ -843,14 +826,8 @@ impl Translator<'_> {
             Instruction::with2(Code::Mov_r64_rm64, Register::RCX, mem)
         }
         .expect("mov rcx, r/m64 is always encodable");
-        let len = self
-            .encoder
-            .encode(&mov, self.e.pc())
-            .map_err(|_| TranslateError::OutOfReach(insn.ip()))?;
-        let buf = self.encoder.take_buffer();
-        debug_assert_eq!(buf.len(), len);
-        self.e.bytes(&buf);
-        Ok(())
+        self.encode_here(&mov)
+            .map_err(|_| TranslateError::OutOfReach(insn.ip()))
     }
 
     /// The inline indirect-branch lookup. On entry guest `rcx` is in its
@@ -891,19 +868,28 @@ impl Translator<'_> {
     /// rel32 field that branches here.
     fn exit_stub(&mut self, target: u64, kind: ExitKind, patch: Option<usize>) {
         let stub = self.e.offset();
+        let record = stub + EXIT_STUB_LEN;
+        let patch_rel = patch.map_or(0, |f| f as i64 - record as i64) as i32;
+        self.stub_and_record(target, kind, patch_rel);
+        if let Some(field) = patch {
+            self.e.bind_rel32(field, stub);
+        }
+    }
+
+    /// The part every exit shares: the stub (save `rax`, point it at the
+    /// record, leave through `enter_exit`) and the record's target, kind
+    /// and 32-bit field.
+    fn stub_and_record(&mut self, target: u64, kind: ExitKind, field: i32) {
+        let stub = self.e.offset();
         self.e.store_gs(self.layout.spill_rax, Gpr::RAX);
         let rel = self.e.lea_rax_rip_placeholder();
         self.e.jmp_gs(self.layout.enter_exit);
         let record = self.e.offset();
         debug_assert_eq!(record - stub, EXIT_STUB_LEN);
         self.e.bind_rel32(rel, record);
-        if let Some(field) = patch {
-            self.e.bind_rel32(field, stub);
-        }
-        let patch_rel = patch.map_or(0, |f| f as i64 - record as i64) as i32;
         self.e.bytes(&target.to_le_bytes());
         self.e.bytes(&(kind as u32).to_le_bytes());
-        self.e.bytes(&patch_rel.to_le_bytes());
+        self.e.bytes(&field.to_le_bytes());
         self.exits.push(record);
     }
 
