@@ -173,16 +173,9 @@ fn die_by_default(sig: i32, fault: bool) {
     }
     kernel_sigaction(sig, Some(&KernelSigaction::default()), None);
     if !fault {
-        // SAFETY: re-sending the signal to ourselves; it is delivered with
-        // the default action once this handler returns.
-        unsafe {
-            sys::syscall3(
-                libc::SYS_tgkill,
-                crate::init::pid() as u64,
-                sys::gettid() as u64,
-                sig as u64,
-            )
-        };
+        // Re-sent to ourselves, it is delivered with the default action
+        // once this handler returns.
+        sys::signal_self(sig);
     }
     // A fault re-executes the faulting instruction, which faults again.
 }
@@ -397,15 +390,7 @@ fn die_of(sig: i32) -> ! {
     let dfl = KernelSigaction::default();
     kernel_sigaction(sig, Some(&dfl), None);
     set_mask(libc::SIG_UNBLOCK, Some(1u64 << (sig - 1)));
-    // SAFETY: sending a signal to ourselves.
-    unsafe {
-        sys::syscall3(
-            libc::SYS_tgkill,
-            crate::init::pid() as u64,
-            sys::gettid() as u64,
-            sig as u64,
-        )
-    };
+    sys::signal_self(sig);
     sys::exit_group(128 + sig)
 }
 

@@ -129,6 +129,35 @@ pub fn write_all(fd: i32, mut buf: &[u8]) {
     }
 }
 
+/// Writes all of `buf` to `fd` at `offset`, retrying interrupted writes.
+/// On failure returns the errno (`EIO` for a write of nothing) and the
+/// offset reached. Takes no lock and allocates nothing.
+pub fn pwrite_all(fd: i32, mut buf: &[u8], mut offset: u64) -> Result<(), (i64, u64)> {
+    while !buf.is_empty() {
+        // SAFETY: buf is a valid readable slice.
+        let r = unsafe {
+            syscall6(
+                libc::SYS_pwrite64,
+                fd as u64,
+                buf.as_ptr() as u64,
+                buf.len() as u64,
+                offset,
+                0,
+                0,
+            )
+        };
+        if r == -(libc::EINTR as i64) {
+            continue;
+        }
+        if r <= 0 {
+            return Err((if r == 0 { libc::EIO as i64 } else { -r }, offset));
+        }
+        buf = &buf[r as usize..];
+        offset += r as u64;
+    }
+    Ok(())
+}
+
 /// A fixed-capacity text buffer for formatting without allocation.
 pub struct StackBuf<const N: usize> {
     buf: [u8; N],
@@ -183,6 +212,19 @@ macro_rules! dgad_eprintln {
 pub fn gettid() -> i32 {
     // SAFETY: gettid has no arguments and cannot fail.
     unsafe { syscall3(libc::SYS_gettid, 0, 0, 0) as i32 }
+}
+
+/// Sends `sig` to the calling thread.
+pub fn signal_self(sig: i32) {
+    // SAFETY: tgkill only queues a signal; it touches no memory of ours.
+    unsafe {
+        syscall3(
+            libc::SYS_tgkill,
+            crate::init::pid() as u64,
+            gettid() as u64,
+            sig as u64,
+        )
+    };
 }
 
 /// Ends the whole process now with `code`, without running anything else.

@@ -180,37 +180,16 @@ impl Recorder {
         sys::exit_group(125)
     }
 
-    fn pwrite_all(&self, fd: i32, mut buf: &[u8], mut offset: u64) {
-        while !buf.is_empty() {
-            // SAFETY: buf is readable; fd is our own file.
-            let r = unsafe {
-                sys::syscall6(
-                    libc::SYS_pwrite64,
-                    fd as u64,
-                    buf.as_ptr() as u64,
-                    buf.len() as u64,
-                    offset,
-                    0,
-                    0,
-                )
-            };
-            if r == -(libc::EINTR as i64) {
-                continue;
-            }
-            if r <= 0 {
-                // Keep the file a whole number of blocks: cut a partly
-                // written block off.
-                // SAFETY: truncating our own file.
-                unsafe { sys::syscall3(libc::SYS_ftruncate, fd as u64, offset - offset % 32, 0) };
-                let mut path = String::from_utf8_lossy(&self.dir).into_owned();
-                path.push_str(file_name::TAPE);
-                self.fail(&format!(
-                    "writing {path} failed: {}",
-                    errno_text(if r == 0 { libc::EIO as i64 } else { -r })
-                ));
-            }
-            buf = &buf[r as usize..];
-            offset += r as u64;
+    /// Writes `buf` at `offset` of the tape file `fd`, or stops the client.
+    fn pwrite_all(&self, fd: i32, buf: &[u8], offset: u64) {
+        if let Err((errno, reached)) = sys::pwrite_all(fd, buf, offset) {
+            // Keep the file a whole number of blocks: cut a partly written
+            // block off.
+            // SAFETY: truncating our own file.
+            unsafe { sys::syscall3(libc::SYS_ftruncate, fd as u64, reached - reached % 32, 0) };
+            let mut path = String::from_utf8_lossy(&self.dir).into_owned();
+            path.push_str(file_name::TAPE);
+            self.fail(&format!("writing {path} failed: {}", errno_text(errno)));
         }
     }
 
@@ -284,19 +263,11 @@ impl Recorder {
 
     /// Writes the thread's blocks not yet in the file.
     pub fn flush(&self, ctx: &mut ThreadCtx) {
-        let t = &mut ctx.tape;
-        if t.buf == 0 || t.next == t.flushed {
+        if !ctx.tape.has_unflushed() {
             return;
         }
         let fd = self.open_file(&self.tape_fd, file_name::TAPE);
-        let t = &mut ctx.tape;
-        let from = (t.flushed - t.base) as usize * 32;
-        let to = (t.next - t.base) as usize * 32;
-        // SAFETY: [from, to) lies inside the thread's CHUNK-block buffer.
-        let bytes =
-            unsafe { core::slice::from_raw_parts((t.buf as *const u8).add(from), to - from) };
-        let offset = t.flushed * 32;
-        t.flushed = t.next;
+        let (bytes, offset) = ctx.tape.take_unflushed();
         self.pwrite_all(fd, bytes, offset);
     }
 }
@@ -319,6 +290,27 @@ pub struct ThreadTape {
     pub flushed: u64,
 }
 
+impl ThreadTape {
+    /// Whether blocks were handed out that are not yet in the file.
+    fn has_unflushed(&self) -> bool {
+        self.buf != 0 && self.next > self.flushed
+    }
+
+    /// The blocks not yet in the file and their offset in it, counted as
+    /// written from now on.
+    fn take_unflushed(&mut self) -> (&[u8], u64) {
+        let from = (self.flushed - self.base) as usize * 32;
+        let to = (self.next - self.base) as usize * 32;
+        let offset = self.flushed * 32;
+        self.flushed = self.next;
+        // SAFETY: [from, to) lies inside the thread's CHUNK-block buffer,
+        // mapped for as long as the thread context lives.
+        let bytes =
+            unsafe { core::slice::from_raw_parts((self.buf as *const u8).add(from), to - from) };
+        (bytes, offset)
+    }
+}
+
 /// Writes every thread's pending blocks (at process exit, `execve`, or a
 /// fatal signal). Other threads may still be running; what they add after
 /// this point is lost with the process anyway.
@@ -336,32 +328,10 @@ pub fn flush_all_in_signal() -> u64 {
     let mut blocks = 0;
     crate::threads::for_each_context(|c| {
         let t = &mut c.tape;
-        if fd >= 0 && t.buf != 0 && t.next > t.flushed {
-            let from = (t.flushed - t.base) as usize * 32;
-            let to = (t.next - t.base) as usize * 32;
-            // SAFETY: [from, to) lies inside this thread's tape buffer.
-            let bytes =
-                unsafe { core::slice::from_raw_parts((t.buf as *const u8).add(from), to - from) };
-            let mut off = 0;
-            while off < bytes.len() {
-                // SAFETY: writing our own buffer to our own file.
-                let w = unsafe {
-                    sys::syscall6(
-                        libc::SYS_pwrite64,
-                        fd as u64,
-                        bytes[off..].as_ptr() as u64,
-                        (bytes.len() - off) as u64,
-                        t.flushed * 32 + off as u64,
-                        0,
-                        0,
-                    )
-                };
-                if w <= 0 {
-                    break;
-                }
-                off += w as usize;
-            }
-            t.flushed = t.next;
+        if fd >= 0 && t.has_unflushed() {
+            let (bytes, offset) = t.take_unflushed();
+            // Nobody is left to tell about a failed write.
+            let _ = sys::pwrite_all(fd, bytes, offset);
         }
         blocks = blocks.max(t.next);
     });
