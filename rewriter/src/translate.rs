@@ -462,8 +462,7 @@ impl Translator<'_> {
             Plan::LoadShadow { dst, size } => {
                 self.spilled(insn, SPILLS_RAX);
                 self.e.store_gs(l.spill_rax, Gpr::RAX);
-                self.lea_rax_of(insn)?;
-                self.e.xor_rax_gs(l.shadow_mask);
+                self.shadow_address_in_rax(insn)?;
                 self.e.load_rax_from_rax(size);
                 self.e.store_gs(sr + dst, Gpr::RAX);
                 self.e.load_gs(Gpr::RAX, l.spill_rax);
@@ -472,8 +471,7 @@ impl Translator<'_> {
                 self.spilled(insn, SPILLS_RAX | SPILLS_RDX);
                 self.e.store_gs(l.spill_rax, Gpr::RAX);
                 self.e.store_gs(l.spill_rdx, Gpr::RDX);
-                self.lea_rax_of(insn)?;
-                self.e.xor_rax_gs(l.shadow_mask);
+                self.shadow_address_in_rax(insn)?;
                 self.e.load_gs(Gpr::RDX, sr + src);
                 self.e.store_rdx_to_rax(size);
                 self.e.load_gs(Gpr::RDX, l.spill_rdx);
@@ -482,8 +480,7 @@ impl Translator<'_> {
             Plan::ZeroShadow { size } => {
                 self.spilled(insn, SPILLS_RAX);
                 self.e.store_gs(l.spill_rax, Gpr::RAX);
-                self.lea_rax_of(insn)?;
-                self.e.xor_rax_gs(l.shadow_mask);
+                self.shadow_address_in_rax(insn)?;
                 self.e.zero_at_rax(size);
                 self.e.load_gs(Gpr::RAX, l.spill_rax);
             }
@@ -742,8 +739,7 @@ impl Translator<'_> {
         self.e.store_gs(l.spill_rax, Gpr::RAX);
         self.e.store_gs(l.spill_rdx, Gpr::RDX);
         if memory {
-            self.lea_rax_of(insn)?;
-            self.e.xor_rax_gs(l.shadow_mask);
+            self.shadow_address_in_rax(insn)?;
         }
         let mut at = 0u32;
         while at < u32::from(len) {
@@ -779,14 +775,17 @@ impl Translator<'_> {
         }
     }
 
-    /// `lea rax, <memory operand of insn>` (re-encoded here, so RIP-relative
-    /// operands stay right).
-    fn lea_rax_of(&mut self, insn: &Instruction) -> Result<(), TranslateError> {
+    /// `rax` = the shadow address of `insn`'s memory operand: `lea rax,
+    /// <operand>` (re-encoded here, so RIP-relative operands stay right),
+    /// then the shadow mask applied.
+    fn shadow_address_in_rax(&mut self, insn: &Instruction) -> Result<(), TranslateError> {
         let mem = memory_operand_of(insn, Register::None);
         let lea = Instruction::with2(Code::Lea_r64_m, Register::RAX, mem)
             .expect("lea rax, m is encodable");
         self.encode_here(&lea)
-            .map_err(|_| TranslateError::OutOfReach(insn.ip()))
+            .map_err(|_| TranslateError::OutOfReach(insn.ip()))?;
+        self.e.xor_rax_gs(self.layout.shadow_mask);
+        Ok(())
     }
 
     /// An exit to the runtime that applies the instruction's AD semantics
