@@ -67,25 +67,29 @@ pub enum Plan {
     /// inline when the thread's tape chunk has room and every operand index
     /// is older than the next index; otherwise call the runtime (nothing is
     /// written before that decision). Needs dead flags.
-    Arithmetic {
-        /// The operation.
-        op: crate::semantics::FpOp,
-        /// Lanes (1 scalar, 2 or 4 packed).
-        lanes: u8,
-        /// Shadow of the destination register.
-        dst: u32,
-        /// The first source register (the destination for legacy SSE):
-        /// its number, for its values.
-        src1: Register,
-        /// The second source: a register's shadow, or the memory operand.
-        src: MoveSide,
-        /// VEX encoding: scalar forms take bytes 8..16 from the first
-        /// source, and everything above the vector length becomes zero.
-        vex: bool,
-    },
+    Arithmetic(Arithmetic),
     /// Everything else: the runtime applies the semantics before the
     /// instruction runs.
     Runtime,
+}
+
+/// The operands of a [`Plan::Arithmetic`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Arithmetic {
+    /// The operation.
+    pub op: crate::semantics::FpOp,
+    /// Lanes (1 scalar, 2 or 4 packed).
+    pub lanes: u8,
+    /// Shadow of the destination register.
+    pub dst: u32,
+    /// The first source register (the destination for legacy SSE):
+    /// its number, for its values.
+    pub src1: Register,
+    /// The second source: a register's shadow, or the memory operand.
+    pub src: MoveSide,
+    /// VEX encoding: scalar forms take bytes 8..16 from the first
+    /// source, and everything above the vector length becomes zero.
+    pub vex: bool,
 }
 
 /// One side of a [`Plan::VectorMove`].
@@ -231,14 +235,14 @@ fn inline_arithmetic(insn: &Instruction, op: FpOp, shape: Shape, flags_free: boo
         return None;
     }
     let dst = RegFile::vec_offset(insn.op0_register().number(), 0) as u32;
-    Some(Plan::Arithmetic {
+    Some(Plan::Arithmetic(Arithmetic {
         op,
         lanes,
         dst,
         src1,
         src,
         vex,
-    })
+    }))
 }
 
 /// Inline plans for the plain SSE/AVX moves (no masking, no shuffling).

@@ -16,7 +16,7 @@
 //! signal or a fault in cache code be explained in guest terms.
 
 use crate::emit::{rel32_for, Emitter, Gpr};
-use crate::instrument::{MoveSide, Plan};
+use crate::instrument::{Arithmetic, MoveSide, Plan};
 use crate::layout::ContextLayout;
 use iced_x86::{
     Code, ConditionCode, Decoder, DecoderOptions, Encoder, FlowControl, Instruction, MemoryOperand,
@@ -490,14 +490,7 @@ impl Translator<'_> {
                 len,
                 zero,
             } => self.vector_move(insn, src, dst, len, zero)?,
-            Plan::Arithmetic {
-                op,
-                lanes,
-                dst,
-                src1,
-                src,
-                vex,
-            } => self.arithmetic(insn, op, lanes, dst, src1, src, vex)?,
+            Plan::Arithmetic(a) => self.arithmetic(insn, a)?,
             Plan::Runtime => self.instrument_call(insn),
         }
         Ok(())
@@ -522,17 +515,15 @@ impl Translator<'_> {
     /// Inline recording of SSE2/AVX `add/sub/mul sd/pd` (see
     /// [`Plan::Arithmetic`]). Checks first, writes after; any failed check
     /// leaves everything untouched and takes the runtime path.
-    #[allow(clippy::too_many_arguments)]
-    fn arithmetic(
-        &mut self,
-        insn: &Instruction,
-        op: crate::semantics::FpOp,
-        lanes: u8,
-        dst: u32,
-        src1: Register,
-        src: MoveSide,
-        vex: bool,
-    ) -> Result<(), TranslateError> {
+    fn arithmetic(&mut self, insn: &Instruction, a: Arithmetic) -> Result<(), TranslateError> {
+        let Arithmetic {
+            op,
+            lanes,
+            dst,
+            src1,
+            src,
+            vex,
+        } = a;
         use crate::semantics::FpOp;
         use iced_x86::Code::*;
         use Register::*;
