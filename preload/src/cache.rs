@@ -140,13 +140,22 @@ impl CodeCache {
                 crate::diag::fatal_at(guest_pc, "no code-cache memory within reach of this code");
             };
             let cache_pc = self.cursors[ci].next_multiple_of(16);
-            let t = rewriter::translate_block(
-                &mut read_guest,
-                guest_pc,
-                cache_pc,
-                &layout,
-                &self.opts,
-            )?;
+            let t = match crate::record::math::interception(guest_pc) {
+                Some((wrapper, reg, desc)) => rewriter::translate::translate_native_call(
+                    guest_pc,
+                    cache_pc,
+                    &layout,
+                    wrapper,
+                    Some((reg, desc)),
+                ),
+                None => rewriter::translate_block(
+                    &mut read_guest,
+                    guest_pc,
+                    cache_pc,
+                    &layout,
+                    &self.opts,
+                )?,
+            };
             let base = CHUNKS[ci].base.load(Ordering::Relaxed);
             if cache_pc + t.code.len() as u64 <= base + CHUNK_BYTES {
                 break (ci, cache_pc, t);

@@ -165,6 +165,7 @@ impl ThreadCtx {
         tape: offset_of!(ThreadCtx, tape) as u32,
         spill_tmp: offset_of!(ThreadCtx, spill_tmp) as u32,
         lane_tmp: offset_of!(ThreadCtx, lane_tmp) as u32,
+        pending_signals: offset_of!(ThreadCtx, pending_len) as u32,
     };
 
     /// Maps a fresh context and its runtime stack. The lookup table starts

@@ -38,6 +38,9 @@ pub struct Config {
     /// `DGAD_TRACE=1` (with `DGAD_LOG`): log every instrumented instruction
     /// with the indices it leaves in its destinations.
     pub trace: bool,
+    /// `DGAD_MATHWRAP` (on unless `0`): answer libm calls natively with
+    /// analytic derivatives (record mode).
+    pub mathwrap: bool,
     /// The `LD_PRELOAD` entry that loaded us, re-added on `execve` if the
     /// program drops it.
     pub preload: Option<Vec<u8>>,
@@ -137,6 +140,14 @@ fn read_config(envp: *const *const libc::c_char) -> Config {
             .find(|e| e.ends_with(b"libdgad.so"))
             .map(<[u8]>::to_vec)
     });
+    let mathwrap = match get("DGAD_MATHWRAP") {
+        None | Some(b"1") => true,
+        Some(b"0") => false,
+        Some(v) => fail(&format!(
+            "DGAD_MATHWRAP={} is not one of 0 (off), 1 (on, the default)",
+            String::from_utf8_lossy(v)
+        )),
+    };
     let trace = matches!(get("DGAD_TRACE"), Some(v) if v != b"0") && log_fd >= 0;
     Config {
         mode,
@@ -144,6 +155,7 @@ fn read_config(envp: *const *const libc::c_char) -> Config {
         log_fd,
         cpuid,
         trace,
+        mathwrap,
         preload,
     }
 }
@@ -170,6 +182,10 @@ pub extern "C" fn dgad_init(
     if cfg.mode == Mode::Record {
         if let Err(e) = crate::record::reserve_shadow() {
             fail(&e);
+        }
+        if cfg.mathwrap {
+            let n = crate::record::math::init();
+            crate::log!("mathwrap: {} libm entry points answered natively", n);
         }
     }
     crate::cache::init(rewriter::TranslateOptions {

@@ -235,6 +235,46 @@ impl Emitter {
         self.offset() - 4
     }
 
+    /// `call qword [rip + rel32]` with a placeholder; returns the field offset.
+    pub fn call_rip_literal_placeholder(&mut self) -> usize {
+        self.bytes(&[0xff, 0x15]);
+        self.u32(0);
+        self.offset() - 4
+    }
+
+    /// `mov reg, imm64`. Clobbers `reg`, not the flags.
+    pub fn mov_imm64(&mut self, reg: Gpr, imm: u64) {
+        self.bytes(&[0x48 | (reg.0 >> 3), 0xb8 + (reg.0 & 7)]);
+        self.bytes(&imm.to_le_bytes());
+    }
+
+    /// `cmp dword gs:[disp32], 0` then `jne rel8` with a placeholder;
+    /// returns the offset of the rel8 byte. Clobbers the flags.
+    pub fn jne_if_gs32_nonzero_placeholder(&mut self, disp: u32) -> usize {
+        self.bytes(&[0x65, 0x83, 0x3c, 0x25]);
+        self.u32(disp);
+        self.bytes(&[0x00, 0x75, 0x00]);
+        self.offset() - 1
+    }
+
+    /// `cmp qword gs:[disp32], 0` then `jne rel32` with a placeholder;
+    /// returns the offset of the rel32 field. Clobbers the flags.
+    pub fn jne32_if_gs64_nonzero_placeholder(&mut self, disp: u32) -> usize {
+        self.bytes(&[0x65, 0x48, 0x83, 0x3c, 0x25]);
+        self.u32(disp);
+        self.bytes(&[0x00, 0x0f, 0x85]);
+        self.u32(0);
+        self.offset() - 4
+    }
+
+    /// `jmp rel32` with a placeholder (not patched at run time); returns
+    /// the offset of the rel32 field.
+    pub fn jmp32_placeholder(&mut self) -> usize {
+        self.code.push(0xe9);
+        self.u32(0);
+        self.offset() - 4
+    }
+
     /// `jrcxz rel8` with a placeholder; returns the offset of the rel8 byte.
     pub fn jrcxz_placeholder(&mut self) -> usize {
         self.bytes(&[0xe3, 0x00]);

@@ -68,6 +68,16 @@ pub enum Plan {
     /// is older than the next index; otherwise call the runtime (nothing is
     /// written before that decision). Needs dead flags.
     Arithmetic(Arithmetic),
+    /// Bitwise logic on registers only: when every read register's shadow
+    /// (the 8-byte pieces at `checks`) is zero, the result is passive —
+    /// clear `clears` inline; otherwise call the runtime. Needs dead flags.
+    PassiveUnlessActive {
+        /// Shadow pieces (offset in the register file, 8 bytes each) of the
+        /// registers read.
+        checks: Vec<u32>,
+        /// The shadow pieces of the registers written.
+        clears: Vec<(u32, u8)>,
+    },
     /// Everything else: the runtime applies the semantics before the
     /// instruction runs.
     Runtime,
@@ -131,6 +141,13 @@ pub fn writes(a: OpAccess) -> bool {
 /// The record-mode plan for `insn`; `flags_free` says whether the status
 /// flags are dead just before it (so inserted code may clobber them).
 pub fn record_plan(insn: &Instruction, flags_free: bool) -> Plan {
+    if is_zero_idiom(insn) {
+        let mut factory = InstructionInfoFactory::new();
+        let (clears, others) = written_register_shadows(insn, factory.info(insn));
+        if !others {
+            return Plan::ClearRegisters(clears);
+        }
+    }
     match semantics(insn.code()) {
         Some(Semantics::NoWrite) | Some(Semantics::Special(SpecialKind::Control)) => Plan::Nothing,
         Some(Semantics::Passive) if !byte_granular_shift(insn) => {
@@ -144,8 +161,111 @@ pub fn record_plan(insn: &Instruction, flags_free: bool) -> Plan {
         Some(Semantics::Move) => general_mov(insn, flags_free)
             .or_else(|| vector_move(insn, flags_free))
             .unwrap_or(Plan::Runtime),
+        Some(Semantics::BitLogic(_)) if flags_free => {
+            passive_unless_active(insn).unwrap_or(Plan::Runtime)
+        }
         _ => Plan::Runtime,
     }
+}
+
+/// `xor`/`sub` of a register with itself, in any encoding without a
+/// mask: the result is 0 whatever the operand carries.
+fn is_zero_idiom(insn: &Instruction) -> bool {
+    use iced_x86::Code::*;
+    let zeroing = matches!(
+        insn.code(),
+        Xor_r32_rm32
+            | Xor_r64_rm64
+            | Xor_rm32_r32
+            | Xor_rm64_r64
+            | Sub_r32_rm32
+            | Sub_r64_rm64
+            | Sub_rm32_r32
+            | Sub_rm64_r64
+            | Pxor_xmm_xmmm128
+            | Xorps_xmm_xmmm128
+            | Xorpd_xmm_xmmm128
+            | Psubq_xmm_xmmm128
+            | Psubd_xmm_xmmm128
+            | VEX_Vpxor_xmm_xmm_xmmm128
+            | VEX_Vpxor_ymm_ymm_ymmm256
+            | VEX_Vxorps_xmm_xmm_xmmm128
+            | VEX_Vxorps_ymm_ymm_ymmm256
+            | VEX_Vxorpd_xmm_xmm_xmmm128
+            | VEX_Vxorpd_ymm_ymm_ymmm256
+            | EVEX_Vpxord_xmm_k1z_xmm_xmmm128b32
+            | EVEX_Vpxord_ymm_k1z_ymm_ymmm256b32
+            | EVEX_Vpxord_zmm_k1z_zmm_zmmm512b32
+            | EVEX_Vpxorq_xmm_k1z_xmm_xmmm128b64
+            | EVEX_Vpxorq_ymm_k1z_ymm_ymmm256b64
+            | EVEX_Vpxorq_zmm_k1z_zmm_zmmm512b64
+            | EVEX_Vxorps_xmm_k1z_xmm_xmmm128b32
+            | EVEX_Vxorps_ymm_k1z_ymm_ymmm256b32
+            | EVEX_Vxorps_zmm_k1z_zmm_zmmm512b32
+            | EVEX_Vxorpd_xmm_k1z_xmm_xmmm128b64
+            | EVEX_Vxorpd_ymm_k1z_ymm_ymmm256b64
+            | EVEX_Vxorpd_zmm_k1z_zmm_zmmm512b64
+    );
+    if !zeroing || insn.op_mask() != Register::None {
+        return false;
+    }
+    // The two sources: the last two operands (legacy: destination and
+    // source; VEX/EVEX: both sources).
+    let n = insn.op_count();
+    n >= 2
+        && insn.op_kind(n - 1) == OpKind::Register
+        && insn.op_kind(n - 2) == OpKind::Register
+        && insn.op_register(n - 1) == insn.op_register(n - 2)
+}
+
+/// [`Plan::PassiveUnlessActive`] for bitwise logic whose operands are
+/// general or vector registers (up to 32 bytes) and immediates.
+fn passive_unless_active(insn: &Instruction) -> Option<Plan> {
+    if insn.op_mask() != Register::None
+        || (0..insn.op_count()).any(|i| {
+            !matches!(
+                insn.op_kind(i),
+                OpKind::Register
+                    | OpKind::Immediate8
+                    | OpKind::Immediate8to32
+                    | OpKind::Immediate8to64
+                    | OpKind::Immediate32
+                    | OpKind::Immediate32to64
+                    | OpKind::Immediate64
+                    | OpKind::Immediate16
+            )
+        })
+    {
+        return None;
+    }
+    let mut factory = InstructionInfoFactory::new();
+    let info = factory.info(insn);
+    let mut checks = Vec::new();
+    for u in info.used_registers() {
+        let r = u.register();
+        if !matches!(
+            u.access(),
+            OpAccess::Read | OpAccess::ReadWrite | OpAccess::CondRead | OpAccess::ReadCondWrite
+        ) || r.is_k()
+        {
+            continue;
+        }
+        if r.is_gpr() {
+            checks.push(RegFile::gpr_offset(r.full_register().number(), 0) as u32);
+        } else if r.is_xmm() || r.is_ymm() {
+            let base = RegFile::vec_offset(r.number(), 0) as u32;
+            checks.extend((0..r.size() as u32).step_by(8).map(|b| base + b));
+        } else {
+            return None;
+        }
+    }
+    let (clears, others) = written_register_shadows(insn, info);
+    if others || checks.len() > 8 {
+        return None;
+    }
+    checks.sort_unstable();
+    checks.dedup();
+    Some(Plan::PassiveUnlessActive { checks, clears })
 }
 
 /// Inline plans for `mov` with general registers, memory and immediates.
@@ -377,6 +497,13 @@ pub fn flags_dead_before(insns: &[Instruction]) -> Vec<bool> {
                 | Mnemonic::Shld
                 | Mnemonic::Shrd
         ) && (0..insn.op_count()).all(|k| insn.op_kind(k) != OpKind::Immediate8);
+        if matches!(
+            insn.flow_control(),
+            iced_x86::FlowControl::Call | iced_x86::FlowControl::IndirectCall
+        ) {
+            // The calling convention: no flags are passed to a callee.
+            live = 0;
+        }
         let written = if count_in_cl {
             0
         } else {

@@ -42,6 +42,9 @@ pub struct ContextLayout {
     pub spill_tmp: u32,
     /// A 16-byte scratch area for vector lanes.
     pub lane_tmp: u32,
+    /// The number of signals queued for the guest (a `u32`): code returning
+    /// from a native call must enter the runtime when it is not zero.
+    pub pending_signals: u32,
 }
 
 impl ContextLayout {
@@ -61,6 +64,7 @@ impl ContextLayout {
         tape: 0x50,
         spill_tmp: 0x70,
         lane_tmp: 0x80,
+        pending_signals: 0x90,
     };
 }
 

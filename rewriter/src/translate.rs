@@ -270,6 +270,79 @@ pub fn translate_block(
     })
 }
 
+/// Translates the entry of a guest function that the runtime answers
+/// natively: the block calls `native` (runtime code with the function's
+/// calling convention, run on the guest stack) and then returns to
+/// the guest's caller the way the function's own `ret` would. Signals
+/// queued while `native` ran are delivered before the caller continues.
+/// `extra` = (register number, value) is loaded first: a register the
+/// function takes no argument in, so dead at its entry.
+pub fn translate_native_call(
+    guest_pc: u64,
+    cache_pc: u64,
+    layout: &ContextLayout,
+    native: u64,
+    extra: Option<(u8, u64)>,
+) -> Translation {
+    let mut t = Translator {
+        e: Emitter::new(cache_pc),
+        layout,
+        insn_map: Vec::new(),
+        exits: Vec::new(),
+        literals: Vec::new(),
+        pending: Vec::new(),
+        encoder: Encoder::new(64),
+        count_ibl_hits: false,
+        instrument: None,
+        flags_dead: Vec::new(),
+        index: 0,
+    };
+    t.map(guest_pc, 0);
+    // The function was entered with rsp = 8 (mod 16); keep the ABI's
+    // alignment for the native call.
+    t.e.lea_rsp(-8);
+    if let Some((reg, v)) = extra {
+        t.e.mov_imm64(Gpr(reg), v);
+    }
+    let field = t.e.call_rip_literal_placeholder();
+    t.literals.push((field, native));
+    t.e.lea_rsp(8);
+    // From here on the function has returned but its `ret` has not run:
+    // not a guest-instruction boundary (a signal steps on to the caller).
+    t.insn_map.push(InsnMapEntry {
+        cache_off: t.e.offset() as u32,
+        guest_pc,
+        boundary: false,
+        spills: SPILLS_RCX,
+    });
+    let l = *layout;
+    let signals = t.e.jne_if_gs32_nonzero_placeholder(l.pending_signals);
+    t.e.store_gs(l.spill_rcx, Gpr::RCX);
+    t.e.pop(Gpr::RCX);
+    t.ibl_lookup();
+    t.e.store_gs(l.ibl_jump, Gpr::RAX);
+    t.restore_probe_registers();
+    t.e.jmp_gs(l.ibl_jump);
+    // A signal is queued: return through the runtime, which delivers it.
+    t.e.bind_rel8(signals);
+    t.e.store_gs(l.spill_rcx, Gpr::RCX);
+    t.e.pop(Gpr::RCX);
+    t.e.store_gs(l.spill_rax, Gpr::RAX);
+    t.e.store_gs(l.spill_rdx, Gpr::RDX);
+    t.e.store_gs(l.ibl_target, Gpr::RCX);
+    t.e.jmp_gs(l.enter_ibl_miss);
+    let literals_start = t.finish_exits();
+    Translation {
+        literals_start,
+        code: t.e.code,
+        insn_map: t.insn_map,
+        exits: t.exits,
+        guest_len: 1,
+        guest_insns: 1,
+        no_semantics: 0,
+    }
+}
+
 /// What follows a translated guest instruction.
 enum Flow {
     /// Keep decoding.
@@ -491,6 +564,23 @@ impl Translator<'_> {
                 zero,
             } => self.vector_move(insn, src, dst, len, zero)?,
             Plan::Arithmetic(a) => self.arithmetic(insn, a)?,
+            Plan::PassiveUnlessActive { checks, clears } => {
+                let mut to_runtime = Vec::new();
+                for off in checks {
+                    to_runtime.push(self.e.jne32_if_gs64_nonzero_placeholder(sr + off));
+                }
+                for (off, len) in clears {
+                    self.e.zero_gs(sr + off, len);
+                }
+                let done = self.e.jmp32_placeholder();
+                let slow = self.e.offset();
+                for field in to_runtime {
+                    self.e.bind_rel32(field, slow);
+                }
+                self.instrument_call(insn);
+                let here = self.e.offset();
+                self.e.bind_rel32(done, here);
+            }
             Plan::Runtime => self.instrument_call(insn),
         }
         Ok(())

@@ -9,8 +9,14 @@
 
 use iced_x86::{Decoder, DecoderOptions, Formatter, IntelFormatter};
 use rewriter::translate::{
-    translate_block, ExitKind, TranslateOptions, Translation, SPILLS_RAX, SPILLS_RCX, SPILLS_RDX,
+    translate_block, translate_native_call, ExitKind, TranslateOptions, Translation, SPILLS_RAX,
+    SPILLS_RCX, SPILLS_RDX,
 };
+
+/// The wrapper address of `# mode: native-call` cases.
+const WRAPPER: u64 = 0x7000_0000_1000;
+/// The descriptor those cases pass in `rdi`.
+const DESC: u64 = 0x5555_0000_2000;
 use rewriter::ContextLayout;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -19,6 +25,10 @@ struct Case {
     /// `# mode: record` in the file: translate with record-mode
     /// instrumentation.
     record: bool,
+    /// `# mode: native-call` in the file: the stand-in for a function the
+    /// runtime answers natively (wrapper [`WRAPPER`], descriptor
+    /// [`DESC`] in `rdi`); the guest bytes are not decoded.
+    native_call: bool,
     comment: String,
     guest_pc: u64,
     lines: Vec<Vec<u8>>,
@@ -38,11 +48,14 @@ fn parse(path: &Path) -> Case {
     let (cache_addr, expected) = expected.split_once('\n').unwrap_or((expected, ""));
     let mut comment = String::new();
     let mut record = false;
+    let mut native_call = false;
     let mut guest_pc = 0;
     let mut lines = Vec::new();
     for line in head.lines() {
         if line.trim() == "# mode: record" {
             record = true;
+        } else if line.trim() == "# mode: native-call" {
+            native_call = true;
         } else if let Some(c) = line.strip_prefix('#') {
             comment = c.trim().to_string();
         } else if let Some(a) = line.strip_prefix("guest ") {
@@ -58,6 +71,7 @@ fn parse(path: &Path) -> Case {
     }
     Case {
         record,
+        native_call,
         comment,
         guest_pc,
         lines,
@@ -164,17 +178,33 @@ fn run_case(path: &Path) -> Result<(), String> {
     if case.record {
         opts.instrument = Some(rewriter::instrument::record_plan);
     }
-    let t = translate_block(
-        &mut read,
-        case.guest_pc,
-        case.cache_pc,
-        &ContextLayout::EXAMPLE,
-        &opts,
-    )
-    .map_err(|e| format!("translation failed: {e:?}"))?;
+    let t = if case.native_call {
+        translate_native_call(
+            case.guest_pc,
+            case.cache_pc,
+            &ContextLayout::EXAMPLE,
+            WRAPPER,
+            Some((7, DESC)),
+        )
+    } else {
+        translate_block(
+            &mut read,
+            case.guest_pc,
+            case.cache_pc,
+            &ContextLayout::EXAMPLE,
+            &opts,
+        )
+        .map_err(|e| format!("translation failed: {e:?}"))?
+    };
     let actual = render(&t, case.cache_pc);
     if std::env::var_os("DGAD_BLESS").is_some() {
-        let mode = if case.record { "# mode: record\n" } else { "" };
+        let mode = if case.record {
+            "# mode: record\n"
+        } else if case.native_call {
+            "# mode: native-call\n"
+        } else {
+            ""
+        };
         let mut text = format!("{mode}# {}\nguest {:#x}\n", case.comment, case.guest_pc);
         let mut pc = case.guest_pc;
         for l in &case.lines {

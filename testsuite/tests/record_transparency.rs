@@ -21,6 +21,7 @@ const PROGRAMS: &[(&str, &[&str])] = &[
     ("c/exit_from_thread.c", &[]),
     ("c/stencil.c", &["96", "40"]),
     ("c/regression_signal_before_syscall.c", &[]),
+    ("c/libm_signals.c", &[]),
     ("cxx/exceptions.cpp", &[]),
     ("cxx/containers.cpp", &[]),
 ];

@@ -62,6 +62,7 @@ c_family_tests! {
     c_sigalrm = Program::new("c/sigalrm.c");
     c_regression_signal_before_syscall = Program::new("c/regression_signal_before_syscall.c");
     c_sigsegv = Program::new("c/sigsegv.c");
+    c_libm_signals = Program::new("c/libm_signals.c");
     c_setjmp_longjmp = Program::new("c/setjmp_longjmp.c");
     c_fork_exec = Program::new("c/fork_exec.c");
     c_dlopen_libm = Program::new("c/dlopen_libm.c");

@@ -16,6 +16,7 @@
 pub mod apply;
 pub mod client;
 pub mod guest;
+pub mod math;
 pub mod replay;
 pub mod statesave;
 

@@ -1,0 +1,315 @@
+//! x87 extended precision (`long double`) for the partials of the `…l`
+//! functions: a value type whose arithmetic runs on the x87 unit, and calls
+//! of libm's `long double` functions (arguments on the stack, result in
+//! `st(0)`, an ABI Rust cannot express).
+//!
+//! Every block below loads its operands from memory, leaves the x87
+//! register stack as it found it (empty at a call, per the ABI), and
+//! declares the x87 registers clobbered.
+
+use core::arch::asm;
+use core::ops::{Add, Div, Mul, Neg, Sub};
+
+/// An 80-bit x87 value in the low 10 bytes, padded to 16 like a C
+/// `long double`.
+#[repr(C, align(16))]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct F80(pub [u8; 16]);
+
+/// The libm `long double` functions the partials use; only their
+/// addresses are taken (each is the C function of the same name).
+#[allow(missing_docs)]
+pub mod libm {
+    extern "C" {
+        pub fn sinl();
+        pub fn cosl();
+        pub fn tanl();
+        pub fn sinhl();
+        pub fn coshl();
+        pub fn expl();
+        pub fn logl();
+        pub fn powl();
+        pub fn hypotl();
+        pub fn jnl();
+        pub fn ynl();
+        pub fn rintl();
+    }
+}
+
+/// A constant the x87 unit loads itself (`fldpi`, `fldln2`, …).
+pub struct X87Const(fn() -> F80);
+
+impl X87Const {
+    /// The value.
+    pub fn get(&self) -> F80 {
+        (self.0)()
+    }
+}
+
+macro_rules! x87_const {
+    ($name:ident, $($insn:literal),+) => {
+        fn $name() -> F80 {
+            let mut r = F80::ZERO;
+            // SAFETY: loads a constant and stores it into `r`; the x87
+            // stack is left as it was.
+            unsafe {
+                asm!($($insn,)+ "fstp tbyte ptr [{r}]", r = in(reg) &mut r,
+                     out("st(0)") _, out("st(1)") _, options(nostack));
+            }
+            r
+        }
+    };
+}
+
+x87_const!(load_pi, "fldpi");
+x87_const!(load_ln2, "fldln2");
+// ln 10 = ln 2 · log₂ 10.
+x87_const!(load_ln10, "fldl2t", "fldln2", "fmulp st(1), st");
+
+macro_rules! binary_op {
+    ($trait:ident, $method:ident, $insn:literal) => {
+        impl $trait for F80 {
+            type Output = F80;
+            fn $method(self, o: F80) -> F80 {
+                let mut r = F80::ZERO;
+                // SAFETY: two loads from valid F80s, one operation that pops
+                // one, a store that pops the other into `r`.
+                unsafe {
+                    asm!(
+                        "fld tbyte ptr [{a}]",
+                        "fld tbyte ptr [{b}]",
+                        $insn,
+                        "fstp tbyte ptr [{r}]",
+                        a = in(reg) &self,
+                        b = in(reg) &o,
+                        r = in(reg) &mut r,
+                        out("st(0)") _,
+                        out("st(1)") _,
+                        options(nostack),
+                    );
+                }
+                r
+            }
+        }
+    };
+}
+
+// With st(1) = self and st(0) = o, `fxxxp st(1), st` leaves self ∘ o.
+binary_op!(Add, add, "faddp st(1), st");
+binary_op!(Sub, sub, "fsubp st(1), st");
+binary_op!(Mul, mul, "fmulp st(1), st");
+binary_op!(Div, div, "fdivp st(1), st");
+
+impl Neg for F80 {
+    type Output = F80;
+    fn neg(mut self) -> F80 {
+        self.0[9] ^= 0x80;
+        self
+    }
+}
+
+impl F80 {
+    /// +0.
+    pub const ZERO: F80 = F80([0; 16]);
+    /// π.
+    pub const PI: X87Const = X87Const(load_pi);
+    /// ln 2.
+    pub const LN2: X87Const = X87Const(load_ln2);
+    /// ln 10.
+    pub const LN10: X87Const = X87Const(load_ln10);
+
+    /// The value of a double (exact).
+    pub fn from_f64(v: f64) -> F80 {
+        let mut r = F80::ZERO;
+        // SAFETY: loads a double, stores it as 80 bits into `r`.
+        unsafe {
+            asm!("fld qword ptr [{v}]", "fstp tbyte ptr [{r}]", v = in(reg) &v,
+                 r = in(reg) &mut r, out("st(0)") _, options(nostack));
+        }
+        r
+    }
+
+    /// Rounded to a double in the current rounding mode.
+    pub fn to_f64(self) -> f64 {
+        let mut v = 0.0f64;
+        // SAFETY: loads the 80-bit value, stores it rounded into `v`.
+        unsafe {
+            asm!("fld tbyte ptr [{a}]", "fstp qword ptr [{v}]", a = in(reg) &self,
+                 v = in(reg) &mut v, out("st(0)") _, options(nostack));
+        }
+        v
+    }
+
+    /// From the 10 bytes of a value in memory.
+    pub fn from_bytes(b: &[u8]) -> F80 {
+        let mut r = F80::ZERO;
+        r.0[..10].copy_from_slice(&b[..10]);
+        r
+    }
+
+    /// √self (correctly rounded, `fsqrt`).
+    pub fn sqrt(self) -> F80 {
+        let mut r = F80::ZERO;
+        // SAFETY: load, square root in place, store-and-pop into `r`.
+        unsafe {
+            asm!("fld tbyte ptr [{a}]", "fsqrt", "fstp tbyte ptr [{r}]", a = in(reg) &self,
+                 r = in(reg) &mut r, out("st(0)") _, options(nostack));
+        }
+        r
+    }
+
+    /// `self < o`, false when unordered.
+    pub fn lt(self, o: F80) -> bool {
+        let below: u8;
+        // SAFETY: loads both values, compares st(0) = self with st(1) = o
+        // (`fcomip` pops one), pops the other.
+        unsafe {
+            asm!(
+                "fld tbyte ptr [{b}]",
+                "fld tbyte ptr [{a}]",
+                "fcomip st, st(1)",
+                "fstp st(0)",
+                "setb {below}",
+                "jnp 2f",
+                "xor {below}, {below}",
+                "2:",
+                a = in(reg) &self,
+                b = in(reg) &o,
+                below = out(reg_byte) below,
+                out("st(0)") _,
+                out("st(1)") _,
+                options(nostack),
+            );
+        }
+        below != 0
+    }
+
+    /// `2^n`, saturating outside the extended exponent range.
+    pub fn exp2i(n: i64) -> F80 {
+        let mut r = F80::ZERO;
+        if n < -16445 {
+            return r;
+        }
+        if n > 16383 {
+            r.0[7] = 0x80;
+            r.0[8] = 0xff;
+            r.0[9] = 0x7f;
+            return r;
+        }
+        if n < -16382 {
+            // Denormal: the integer bit moves down the significand.
+            let shift = (-16382 - n) as u32;
+            r.0[..8].copy_from_slice(&((1u64 << 63) >> shift).to_le_bytes());
+            return r;
+        }
+        r.0[..8].copy_from_slice(&(1u64 << 63).to_le_bytes());
+        let e = (n + 16383) as u16;
+        r.0[8..10].copy_from_slice(&e.to_le_bytes());
+        r
+    }
+
+    /// `f(self)` for a libm `long double f(long double)`.
+    pub fn call1(self, f: unsafe extern "C" fn()) -> F80 {
+        let mut r = F80::ZERO;
+        // SAFETY: the argument goes into a 16-byte stack slot (rsp is
+        // 16-byte aligned at the block's start and stays so), the callee
+        // follows the C ABI (clobber_abi), its result in st(0) is stored
+        // and popped into `r` through a callee-saved register.
+        unsafe {
+            asm!(
+                "sub rsp, 16",
+                "movups xmm0, [{a}]",
+                "movups [rsp], xmm0",
+                "call {f}",
+                "add rsp, 16",
+                "fstp tbyte ptr [r12]",
+                a = in(reg) &self,
+                f = in(reg) f,
+                in("r12") &mut r,
+                clobber_abi("C"),
+            );
+        }
+        r
+    }
+
+    /// `f(self, o)` for a libm `long double f(long double, long double)`.
+    pub fn call2(self, f: unsafe extern "C" fn(), o: F80) -> F80 {
+        let mut r = F80::ZERO;
+        // SAFETY: as in `call1`, with two stack slots.
+        unsafe {
+            asm!(
+                "sub rsp, 32",
+                "movups xmm0, [{a}]",
+                "movups [rsp], xmm0",
+                "movups xmm0, [{b}]",
+                "movups [rsp + 16], xmm0",
+                "call {f}",
+                "add rsp, 32",
+                "fstp tbyte ptr [r12]",
+                a = in(reg) &self,
+                b = in(reg) &o,
+                f = in(reg) f,
+                in("r12") &mut r,
+                clobber_abi("C"),
+            );
+        }
+        r
+    }
+
+    /// `f(n, self)` for a libm `long double f(int, long double)`.
+    pub fn call_int_first(self, f: unsafe extern "C" fn(), n: i32) -> F80 {
+        let mut r = F80::ZERO;
+        // SAFETY: as in `call1`; the int goes in edi.
+        unsafe {
+            asm!(
+                "sub rsp, 16",
+                "movups xmm0, [{a}]",
+                "movups [rsp], xmm0",
+                "call {f}",
+                "add rsp, 16",
+                "fstp tbyte ptr [r12]",
+                a = in(reg) &self,
+                f = in(reg) f,
+                in("edi") n,
+                in("r12") &mut r,
+                clobber_abi("C"),
+            );
+        }
+        r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::real::Real;
+
+    #[test]
+    fn arithmetic_and_conversions() {
+        let a = F80::from_f64(1.5);
+        let b = F80::from_f64(-2.25);
+        assert_eq!((a + b).to_f64(), -0.75);
+        assert_eq!((a - b).to_f64(), 3.75);
+        assert_eq!((a * b).to_f64(), -3.375);
+        assert_eq!((a / b).to_f64(), 1.5 / -2.25);
+        assert_eq!((-a).to_f64(), -1.5);
+        assert_eq!(F80::from_f64(2.0).sqrt().to_f64(), 2f64.sqrt());
+        assert!(b.lt(a) && !a.lt(b) && !a.lt(a));
+        assert!(!F80::from_f64(f64::NAN).lt(a));
+        assert_eq!(F80::exp2i(-3).to_f64(), 0.125);
+        assert_eq!(F80::exp2i(100).to_f64(), 2f64.powi(100));
+        assert_eq!(F80::exp2i(-16400).to_f64(), 0.0);
+    }
+
+    #[test]
+    fn constants_and_libm_calls() {
+        assert_eq!(F80::PI.get().to_f64(), core::f64::consts::PI);
+        assert_eq!(F80::LN2.get().to_f64(), core::f64::consts::LN_2);
+        assert_eq!(F80::LN10.get().to_f64(), core::f64::consts::LN_10);
+        let x = F80::from_f64(0.75);
+        assert!((Real::sin(x).to_f64() - 0.75f64.sin()).abs() < 1e-16);
+        assert!((Real::pow(x, F80::from_f64(3.0)).to_f64() - 0.421875).abs() < 1e-17);
+        assert!((<F80 as Real>::jn(1, x).to_f64() - 0.349_243_602_174_862_2).abs() < 1e-15);
+        assert_eq!(Real::round_even(F80::from_f64(2.5)).to_f64(), 2.0);
+    }
+}

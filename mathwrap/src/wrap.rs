@@ -1,0 +1,505 @@
+//! The native wrappers. The runtime replaces the entry of every wrapped
+//! libm function with a call of its wrapper on the guest stack; the wrapper
+//! has the function's own calling convention plus one pointer to its
+//! [`Desc`] in an integer register the function does not use. It runs the
+//! real function natively, records one block (two for `fma` and
+//! `sincos`) when an argument is active, and sets the shadows of the
+//! results. Shadows and the tape belong to the runtime, reached through
+//! [`Host`].
+//!
+//! `float` and `double` wrappers are Rust functions; the `long double` ones
+//! share an assembly routine that passes the stack arguments on to the
+//! real function and hands values and result to a Rust function.
+
+use crate::f80::F80;
+use crate::real::Real;
+use crate::table::{Func, Precision, Shape};
+use core::arch::global_asm;
+
+/// What the wrappers need from the runtime, for the calling thread.
+pub trait Host {
+    /// The index of the value in lane 0 of vector register `reg`.
+    fn vec_index(reg: usize) -> u32;
+    /// Sets lane 0 of vector register `reg` to `index` and clears the rest
+    /// of its shadow.
+    fn set_vec_index(reg: usize, index: u32);
+    /// The index of the value at guest address `addr`.
+    fn mem_index(addr: u64) -> u32;
+    /// Sets the shadow of the `bytes` bytes at `addr`: `index` for the
+    /// value, nothing active in the rest.
+    fn set_mem_index(addr: u64, bytes: usize, index: u32);
+    /// Sets the shadow of x87 physical register `phys`.
+    fn set_x87_index(phys: usize, index: u32);
+    /// Clears the shadow of general register `reg` (hardware numbering).
+    fn clear_gpr(reg: usize);
+    /// Whether operations record now (`DG_DISABLE` not in force).
+    fn recording() -> bool;
+    /// Appends the block `{index1, index2, partial1, partial2}`; returns
+    /// its index.
+    fn new_block(index1: u32, partial1: f64, index2: u32, partial2: f64) -> u32;
+}
+
+/// One wrapped symbol of one precision, handed to its wrapper.
+#[repr(C)]
+#[derive(Debug)]
+pub struct Desc {
+    /// The real libm function.
+    pub real: u64,
+    /// `long double` wrappers: the Rust half of the wrapper.
+    pub finish: u64,
+    /// `long double` wrappers: how many 16-byte stack arguments.
+    pub stack_args: u8,
+    /// `long double` wrappers: whether the result comes in `st(0)`.
+    pub x87_result: u8,
+    /// The function.
+    pub func: Func,
+    /// Its precision.
+    pub precision: Precision,
+}
+
+/// One interception: where the real function starts, what to call instead
+/// and which register carries the descriptor.
+#[derive(Debug)]
+pub struct Wrapped {
+    /// The libm symbol.
+    pub symbol: &'static str,
+    /// Entry of the real function (the address guest code reaches).
+    pub real: u64,
+    /// Entry of the wrapper.
+    pub wrapper: u64,
+    /// Hardware number of the integer register that holds `desc` at the
+    /// wrapper's entry.
+    pub desc_reg: u8,
+    /// The descriptor (lives for the whole process).
+    pub desc: &'static Desc,
+}
+
+const RDI: u8 = 7;
+const RSI: u8 = 6;
+const RDX: u8 = 2;
+const R11: u8 = 11;
+
+/// Records `{index1, index2, p1, p2}` unless both operands are passive.
+fn block<H: Host>(index1: u32, p1: f64, index2: u32, p2: f64) -> u32 {
+    if (index1 | index2) == 0 || !H::recording() {
+        0
+    } else {
+        H::new_block(index1, p1, index2, p2)
+    }
+}
+
+/// The result index of a function of one active argument.
+fn unary_index<H: Host, R: Real>(f: Func, i: u32, x: R, r: R) -> u32 {
+    if i == 0 {
+        return 0;
+    }
+    match f.unary_partial(x, r) {
+        Some(p) => block::<H>(i, p.to_f64(), 0, 0.0),
+        None => 0,
+    }
+}
+
+fn binary_index<H: Host, R: Real>(f: Func, (ix, iy): (u32, u32), x: R, y: R, r: R) -> u32 {
+    if (ix | iy) == 0 {
+        return 0;
+    }
+    let (px, py) = f.binary_partials(x, y, r);
+    block::<H>(ix, px.to_f64(), iy, py.to_f64())
+}
+
+fn fma_index<H: Host, R: Real>((ix, iy, iz): (u32, u32, u32), x: R, y: R) -> u32 {
+    let t = block::<H>(ix, y.to_f64(), iy, x.to_f64());
+    block::<H>(t, 1.0, iz, 1.0)
+}
+
+fn scale_index<H: Host>(i: u32, n: i64) -> u32 {
+    if i == 0 {
+        0
+    } else {
+        block::<H>(i, f64::exp2i(n), 0, 0.0)
+    }
+}
+
+/// Wrappers of one `xmm` precision: `$t` is `f32` or `f64`, `$bytes` its size.
+macro_rules! xmm_wrappers {
+    ($module:ident, $t:ty, $bytes:literal) => {
+        /// Wrappers of the functions of this precision.
+        pub mod $module {
+            use super::*;
+
+            fn real<F>(d: &Desc) -> F {
+                // SAFETY: `real` is the entry of the libm function of
+                // signature F (the table's shape for this precision).
+                unsafe { core::mem::transmute_copy(&(d.real as usize)) }
+            }
+
+            /// `R f(R)`.
+            extern "C" fn unary<H: Host>(x: $t, d: &Desc) -> $t {
+                let i = H::vec_index(0);
+                let f: unsafe extern "C" fn($t) -> $t = real(d);
+                // SAFETY: calls the real function with its own argument.
+                let r = unsafe { f(x) };
+                H::set_vec_index(0, unary_index::<H, f64>(d.func, i, x as f64, r as f64));
+                r
+            }
+
+            /// `R f(R, R)`.
+            extern "C" fn binary<H: Host>(x: $t, y: $t, d: &Desc) -> $t {
+                let i = (H::vec_index(0), H::vec_index(1));
+                let f: unsafe extern "C" fn($t, $t) -> $t = real(d);
+                // SAFETY: as in `unary`.
+                let r = unsafe { f(x, y) };
+                let idx = binary_index::<H, f64>(d.func, i, x as f64, y as f64, r as f64);
+                H::set_vec_index(0, idx);
+                r
+            }
+
+            /// `R fma(R, R, R)`.
+            extern "C" fn fma<H: Host>(x: $t, y: $t, z: $t, d: &Desc) -> $t {
+                let i = (H::vec_index(0), H::vec_index(1), H::vec_index(2));
+                let f: unsafe extern "C" fn($t, $t, $t) -> $t = real(d);
+                // SAFETY: as in `unary`.
+                let r = unsafe { f(x, y, z) };
+                H::set_vec_index(0, fma_index::<H, f64>(i, x as f64, y as f64));
+                r
+            }
+
+            /// `R ldexp(R, int)`.
+            extern "C" fn scale_int<H: Host>(x: $t, n: i32, d: &Desc) -> $t {
+                let i = H::vec_index(0);
+                let f: unsafe extern "C" fn($t, i32) -> $t = real(d);
+                // SAFETY: as in `unary`.
+                let r = unsafe { f(x, n) };
+                H::set_vec_index(0, scale_index::<H>(i, i64::from(n)));
+                r
+            }
+
+            /// `R scalbln(R, long)`.
+            extern "C" fn scale_long<H: Host>(x: $t, n: i64, d: &Desc) -> $t {
+                let i = H::vec_index(0);
+                let f: unsafe extern "C" fn($t, i64) -> $t = real(d);
+                // SAFETY: as in `unary`.
+                let r = unsafe { f(x, n) };
+                H::set_vec_index(0, scale_index::<H>(i, n));
+                r
+            }
+
+            /// `R jn(int, R)`.
+            extern "C" fn int_first<H: Host>(n: i32, x: $t, d: &Desc) -> $t {
+                let i = H::vec_index(0);
+                let f: unsafe extern "C" fn(i32, $t) -> $t = real(d);
+                // SAFETY: as in `unary`.
+                let r = unsafe { f(n, x) };
+                let idx = if i == 0 {
+                    0
+                } else {
+                    block::<H>(i, d.func.bessel_partial(n, x as f64), 0, 0.0)
+                };
+                H::set_vec_index(0, idx);
+                r
+            }
+
+            /// `R frexp(R, int *)`.
+            extern "C" fn frexp<H: Host>(x: $t, e: *mut i32, d: &Desc) -> $t {
+                let i = H::vec_index(0);
+                let f: unsafe extern "C" fn($t, *mut i32) -> $t = real(d);
+                // SAFETY: as in `unary`; the pointer is the guest's.
+                let r = unsafe { f(x, e) };
+                // SAFETY: frexp just stored through it.
+                let n = unsafe { *e };
+                H::set_mem_index(e as u64, 4, 0);
+                H::set_vec_index(0, scale_index::<H>(i, -i64::from(n)));
+                r
+            }
+
+            /// `R modf(R, R *)`.
+            extern "C" fn modf<H: Host>(x: $t, ip: *mut $t, d: &Desc) -> $t {
+                let i = H::vec_index(0);
+                let f: unsafe extern "C" fn($t, *mut $t) -> $t = real(d);
+                // SAFETY: as in `unary`; the pointer is the guest's.
+                let r = unsafe { f(x, ip) };
+                H::set_mem_index(ip as u64, $bytes, 0);
+                H::set_vec_index(
+                    0,
+                    if i == 0 {
+                        0
+                    } else {
+                        block::<H>(i, 1.0, 0, 0.0)
+                    },
+                );
+                r
+            }
+
+            /// `void sincos(R, R *, R *)`.
+            extern "C" fn sincos<H: Host>(x: $t, s: *mut $t, c: *mut $t, d: &Desc) {
+                let i = H::vec_index(0);
+                let f: unsafe extern "C" fn($t, *mut $t, *mut $t) = real(d);
+                // SAFETY: as in `unary`; the pointers are the guest's.
+                unsafe { f(x, s, c) };
+                let xf = x as f64;
+                let (is, ic) = if i == 0 {
+                    (0, 0)
+                } else {
+                    (
+                        block::<H>(i, xf.cos(), 0, 0.0),
+                        block::<H>(i, -xf.sin(), 0, 0.0),
+                    )
+                };
+                H::set_mem_index(s as u64, $bytes, is);
+                H::set_mem_index(c as u64, $bytes, ic);
+            }
+
+            /// `R remquo(R, R, int *)`.
+            extern "C" fn remquo<H: Host>(x: $t, y: $t, q: *mut i32, d: &Desc) -> $t {
+                let i = (H::vec_index(0), H::vec_index(1));
+                let f: unsafe extern "C" fn($t, $t, *mut i32) -> $t = real(d);
+                // SAFETY: as in `unary`; the pointer is the guest's.
+                let r = unsafe { f(x, y, q) };
+                H::set_mem_index(q as u64, 4, 0);
+                let idx = binary_index::<H, f64>(d.func, i, x as f64, y as f64, r as f64);
+                H::set_vec_index(0, idx);
+                r
+            }
+
+            /// `R lgamma_r(R, int *)`.
+            extern "C" fn lgamma_r<H: Host>(x: $t, sign: *mut i32, d: &Desc) -> $t {
+                let i = H::vec_index(0);
+                let f: unsafe extern "C" fn($t, *mut i32) -> $t = real(d);
+                // SAFETY: as in `unary`; the pointer is the guest's.
+                let r = unsafe { f(x, sign) };
+                H::set_mem_index(sign as u64, 4, 0);
+                H::set_vec_index(0, unary_index::<H, f64>(d.func, i, x as f64, r as f64));
+                r
+            }
+
+            /// `long lround(R)` and friends.
+            extern "C" fn to_int<H: Host>(x: $t, d: &Desc) -> i64 {
+                let f: unsafe extern "C" fn($t) -> i64 = real(d);
+                // SAFETY: as in `unary`.
+                let r = unsafe { f(x) };
+                H::clear_gpr(0);
+                r
+            }
+
+            /// The wrapper of `shape` and the register its descriptor goes in.
+            pub fn entry<H: Host>(shape: Shape) -> (u64, u8) {
+                match shape {
+                    Shape::Unary => (unary::<H> as *const () as u64, RDI),
+                    Shape::Binary => (binary::<H> as *const () as u64, RDI),
+                    Shape::Fma => (fma::<H> as *const () as u64, RDI),
+                    Shape::ScaleInt => (scale_int::<H> as *const () as u64, RSI),
+                    Shape::ScaleLong => (scale_long::<H> as *const () as u64, RSI),
+                    Shape::IntFirst => (int_first::<H> as *const () as u64, RSI),
+                    Shape::Frexp => (frexp::<H> as *const () as u64, RSI),
+                    Shape::Modf => (modf::<H> as *const () as u64, RSI),
+                    Shape::SinCos => (sincos::<H> as *const () as u64, RDX),
+                    Shape::Remquo => (remquo::<H> as *const () as u64, RSI),
+                    Shape::LgammaR => (lgamma_r::<H> as *const () as u64, RSI),
+                    Shape::ToInt => (to_int::<H> as *const () as u64, RDI),
+                }
+            }
+        }
+    };
+}
+
+xmm_wrappers!(f64_wrappers, f64, 8);
+xmm_wrappers!(f32_wrappers, f32, 4);
+
+// The `long double` wrapper. Entered with r11 = &Desc and the stack as the
+// runtime's call left it: [rsp] return into the cache, [rsp+8] alignment
+// padding, [rsp+16] the guest's return address, [rsp+24] the first 16-byte
+// argument slot. Integer arguments (rdi, rsi, rdx) pass through to the real
+// function untouched and are saved for the Rust half, which gets
+// (desc, address of the guest's argument slots, result area, saved rdi/rsi/rdx).
+global_asm!(
+    ".globl dgad_mathwrap_f80",
+    "dgad_mathwrap_f80:",
+    "    push rbp",
+    "    mov rbp, rsp",
+    "    push r12",
+    "    push r13",
+    "    sub rsp, 96",
+    "    mov r12, r11",
+    "    mov [rsp + 64], rdi",
+    "    mov [rsp + 72], rsi",
+    "    mov [rsp + 80], rdx",
+    // Copy the stack arguments into the outgoing slots [rsp, rsp+48).
+    "    movzx eax, byte ptr [r12 + 16]",
+    "    xor r13d, r13d",
+    "2:  cmp r13, rax",
+    "    jae 3f",
+    "    mov rcx, r13",
+    "    shl rcx, 4",
+    "    movups xmm0, [rbp + 32 + rcx]",
+    "    movups [rsp + rcx], xmm0",
+    "    inc r13",
+    "    jmp 2b",
+    "3:  mov rdi, [rsp + 64]",
+    "    mov rsi, [rsp + 72]",
+    "    mov rdx, [rsp + 80]",
+    "    call [r12]",
+    "    mov [rsp + 48], rax",
+    "    cmp byte ptr [r12 + 17], 0",
+    "    je 4f",
+    "    fstp tbyte ptr [rsp + 32]",
+    "4:  mov rdi, r12",
+    "    lea rsi, [rbp + 32]",
+    "    lea rdx, [rsp + 32]",
+    "    lea rcx, [rsp + 64]",
+    "    call [r12 + 8]",
+    "    mov rax, [rsp + 48]",
+    "    cmp byte ptr [r12 + 17], 0",
+    "    je 5f",
+    "    fld tbyte ptr [rsp + 32]",
+    "5:  add rsp, 96",
+    "    pop r13",
+    "    pop r12",
+    "    pop rbp",
+    "    ret",
+);
+
+extern "C" {
+    fn dgad_mathwrap_f80();
+}
+
+/// The x87 physical register that is `st(0)` after one push, given the
+/// current status word.
+fn x87_phys_after_push() -> usize {
+    let fsw: u16;
+    // SAFETY: reads the x87 status word.
+    unsafe { core::arch::asm!("fnstsw ax", out("ax") fsw, options(nostack, nomem)) };
+    (((fsw >> 11) & 7) as usize + 7) & 7
+}
+
+/// The Rust half of the `long double` wrapper: `args` is the guest address
+/// of the first 16-byte argument slot, `result` the returned value (when
+/// `x87_result`), `ints` the saved rdi, rsi and rdx.
+extern "C" fn finish_f80<H: Host>(d: &Desc, args: u64, result: &F80, ints: &[u64; 3]) {
+    let arg = |k: u64| {
+        // SAFETY: the real function just read these argument slots.
+        let bytes = unsafe { core::slice::from_raw_parts((args + 16 * k) as *const u8, 10) };
+        (F80::from_bytes(bytes), H::mem_index(args + 16 * k))
+    };
+    let r = *result;
+    let idx = match d.func.shape() {
+        Shape::Unary | Shape::LgammaR => {
+            let (x, i) = arg(0);
+            if d.func.shape() == Shape::LgammaR {
+                H::set_mem_index(ints[0], 4, 0);
+            }
+            unary_index::<H, F80>(d.func, i, x, r)
+        }
+        Shape::Binary | Shape::Remquo => {
+            let ((x, ix), (y, iy)) = (arg(0), arg(1));
+            if d.func.shape() == Shape::Remquo {
+                H::set_mem_index(ints[0], 4, 0);
+            }
+            binary_index::<H, F80>(d.func, (ix, iy), x, y, r)
+        }
+        Shape::Fma => {
+            let ((x, ix), (y, iy), (_, iz)) = (arg(0), arg(1), arg(2));
+            fma_index::<H, F80>((ix, iy, iz), x, y)
+        }
+        Shape::ScaleInt => scale_index::<H>(arg(0).1, i64::from(ints[0] as i32)),
+        Shape::ScaleLong => scale_index::<H>(arg(0).1, ints[0] as i64),
+        Shape::IntFirst => {
+            let (x, i) = arg(0);
+            if i == 0 {
+                0
+            } else {
+                let p = d.func.bessel_partial(ints[0] as i32, x);
+                block::<H>(i, p.to_f64(), 0, 0.0)
+            }
+        }
+        Shape::Frexp => {
+            // SAFETY: frexpl just stored the exponent there.
+            let e = unsafe { *(ints[0] as *const i32) };
+            H::set_mem_index(ints[0], 4, 0);
+            scale_index::<H>(arg(0).1, -i64::from(e))
+        }
+        Shape::Modf => {
+            H::set_mem_index(ints[0], 10, 0);
+            let i = arg(0).1;
+            if i == 0 {
+                0
+            } else {
+                block::<H>(i, 1.0, 0, 0.0)
+            }
+        }
+        Shape::SinCos => {
+            let (x, i) = arg(0);
+            let (is, ic) = if i == 0 {
+                (0, 0)
+            } else {
+                (
+                    block::<H>(i, x.cos().to_f64(), 0, 0.0),
+                    block::<H>(i, (-x.sin()).to_f64(), 0, 0.0),
+                )
+            };
+            H::set_mem_index(ints[0], 10, is);
+            H::set_mem_index(ints[1], 10, ic);
+            return;
+        }
+        Shape::ToInt => {
+            H::clear_gpr(0);
+            return;
+        }
+    };
+    H::set_x87_index(x87_phys_after_push(), idx);
+}
+
+/// Every interception: `real(symbol)` gives the address of a libm symbol
+/// in this process (None when the libm has no such symbol).
+pub fn wrappers<H: Host>(real: impl Fn(&str) -> Option<u64>) -> Vec<Wrapped> {
+    let mut out = Vec::new();
+    for &func in Func::ALL {
+        for precision in [Precision::F64, Precision::F32, Precision::F80] {
+            let symbol = func.symbol(precision);
+            let Some(real_addr) = real(symbol) else {
+                continue;
+            };
+            let shape = func.shape();
+            let (wrapper, desc_reg) = match precision {
+                Precision::F64 => f64_wrappers::entry::<H>(shape),
+                Precision::F32 => f32_wrappers::entry::<H>(shape),
+                Precision::F80 => (dgad_mathwrap_f80 as *const () as u64, R11),
+            };
+            let stack_args = match shape {
+                Shape::Binary | Shape::Remquo => 2,
+                Shape::Fma => 3,
+                _ => 1,
+            };
+            let x87_result = !matches!(shape, Shape::SinCos | Shape::ToInt);
+            let desc: &'static Desc = Box::leak(Box::new(Desc {
+                real: real_addr,
+                finish: finish_f80::<H> as *const () as u64,
+                stack_args,
+                x87_result: u8::from(x87_result),
+                func,
+                precision,
+            }));
+            out.push(Wrapped {
+                symbol,
+                real: real_addr,
+                wrapper,
+                desc_reg,
+                desc,
+            });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use core::mem::offset_of;
+
+    #[test]
+    fn descriptor_layout_matches_the_assembly() {
+        assert_eq!(offset_of!(Desc, real), 0);
+        assert_eq!(offset_of!(Desc, finish), 8);
+        assert_eq!(offset_of!(Desc, stack_args), 16);
+        assert_eq!(offset_of!(Desc, x87_result), 17);
+    }
+}

@@ -1,0 +1,124 @@
+//! libm interception (`mathwrap`): the table from each wrapped function's
+//! entry address to its native wrapper, and the runtime's side of the
+//! wrappers (shadows and tape of the calling thread).
+//!
+//! The addresses are libm's own definitions as the dynamic loader resolved
+//! them (`dlsym` on the loaded libm, so IFUNC-selected variants are the
+//! ones guest calls reach). libdgad itself depends on libm, so libm is
+//! loaded before the guest runs, and a later `dlopen` of it returns the
+//! same instance.
+
+use crate::context::{current, ThreadCtx};
+use mathwrap::{Host, Wrapped};
+use std::sync::OnceLock;
+
+/// Interceptions sorted by the real function's address.
+static TABLE: OnceLock<Vec<Wrapped>> = OnceLock::new();
+
+/// Builds the table (record mode with `DGAD_MATHWRAP` on). Returns how
+/// many symbols were found.
+pub fn init() -> usize {
+    // SAFETY: dlopen/dlsym with NUL-terminated names, at start-up, on the
+    // single thread that exists; RTLD_NOLOAD only looks the library up.
+    let handle =
+        unsafe { libc::dlopen(c"libm.so.6".as_ptr(), libc::RTLD_NOLOAD | libc::RTLD_LAZY) };
+    if handle.is_null() {
+        return 0;
+    }
+    let mut table = mathwrap::wrappers::<RuntimeHost>(|name| {
+        let mut c = name.as_bytes().to_vec();
+        c.push(0);
+        // SAFETY: as above; `c` is NUL-terminated.
+        let p = unsafe { libc::dlsym(handle, c.as_ptr() as *const libc::c_char) };
+        (!p.is_null()).then_some(p as u64)
+    });
+    table.sort_by_key(|w| w.real);
+    // Aliases (`gamma` and `lgamma`, …) share an entry: keep the first.
+    table.dedup_by_key(|w| w.real);
+    let n = table.len();
+    let _ = TABLE.set(table);
+    n
+}
+
+/// The interception of the guest function starting at `pc`, if it is a
+/// wrapped libm function: (wrapper, descriptor register, descriptor).
+pub fn interception(pc: u64) -> Option<(u64, u8, u64)> {
+    let t = TABLE.get()?;
+    let i = t.binary_search_by_key(&pc, |w| w.real).ok()?;
+    let w = &t[i];
+    Some((
+        w.wrapper,
+        w.desc_reg,
+        w.desc as *const mathwrap::Desc as u64,
+    ))
+}
+
+/// The runtime as the wrappers see it.
+pub struct RuntimeHost;
+
+fn ctx() -> &'static mut ThreadCtx {
+    // SAFETY: wrappers run on guest threads, which all have a context.
+    unsafe { current() }
+}
+
+impl Host for RuntimeHost {
+    fn vec_index(reg: usize) -> u32 {
+        ctx().shadow.vec[reg][0]
+    }
+
+    fn set_vec_index(reg: usize, index: u32) {
+        let v = &mut ctx().shadow.vec[reg];
+        *v = [0; 16];
+        v[0] = index;
+    }
+
+    fn mem_index(addr: u64) -> u32 {
+        if !shadowmem::is_app_range(addr, addr.saturating_add(4)) {
+            return 0;
+        }
+        // SAFETY: the shadow of application memory is mapped read-write
+        // for the whole process.
+        unsafe { (shadowmem::shadow_of(addr) as *const u32).read_unaligned() }
+    }
+
+    fn set_mem_index(addr: u64, bytes: usize, index: u32) {
+        let bytes = bytes.min(16);
+        if !shadowmem::is_app_range(addr, addr.saturating_add(bytes as u64)) {
+            return;
+        }
+        let mut sh = [0u8; 16];
+        sh[..4].copy_from_slice(&index.to_le_bytes());
+        // SAFETY: as in `mem_index`.
+        unsafe {
+            core::ptr::copy_nonoverlapping(
+                sh.as_ptr(),
+                shadowmem::shadow_of(addr) as *mut u8,
+                bytes,
+            )
+        };
+    }
+
+    fn set_x87_index(phys: usize, index: u32) {
+        ctx().shadow.x87[phys & 7][0] = index;
+    }
+
+    fn clear_gpr(reg: usize) {
+        ctx().shadow.gpr[reg] = [0, 0];
+    }
+
+    fn recording() -> bool {
+        super::recorder()
+            .is_some_and(|r| r.disabled.load(std::sync::atomic::Ordering::Relaxed) <= 0)
+    }
+
+    fn new_block(index1: u32, partial1: f64, index2: u32, partial2: f64) -> u32 {
+        let Some(r) = super::recorder() else { return 0 };
+        r.new_block(
+            ctx(),
+            u64::from(index1),
+            partial1,
+            u64::from(index2),
+            partial2,
+        ) as u32
+    }
+}
