@@ -108,6 +108,19 @@ impl Neg for F80 {
     }
 }
 
+/// Resets the x87 unit (`fninit`: empty register stack, default control
+/// word) so that [`F80`] arithmetic has room. The wrappers never need it
+/// (the register stack is empty at a call); the runtime does, since it
+/// computes at arbitrary guest instructions.
+///
+/// # Safety
+/// The caller's x87 state is lost: only call it where that state is saved
+/// elsewhere and restored afterwards (the runtime's `xsave` area).
+pub unsafe fn reset_x87() {
+    // SAFETY: the caller guarantees the x87 state may be discarded.
+    unsafe { asm!("fninit", options(nostack, nomem)) };
+}
+
 impl F80 {
     /// +0.
     pub const ZERO: F80 = F80([0; 16]);

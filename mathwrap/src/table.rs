@@ -208,7 +208,14 @@ impl Func {
                     one / x.abs()
                 }
             }
-            Func::Acosh => one / ((x - one) * (x + one)).sqrt(),
+            Func::Acosh => {
+                if x.lt(R::of(1e150)) {
+                    one / ((x - one) * (x + one)).sqrt()
+                } else {
+                    // (x − 1)(x + 1) would overflow: 1/√(x² − 1) = 1/x to precision.
+                    one / x
+                }
+            }
             Func::Atanh => one / ((one - x) * (one + x)),
             Func::Exp => r,
             Func::Exp2 => R::ln2() * r,

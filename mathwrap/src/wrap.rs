@@ -23,6 +23,10 @@ pub trait Host {
     /// Sets lane 0 of vector register `reg` to `index` and clears the rest
     /// of its shadow.
     fn set_vec_index(reg: usize, index: u32);
+    /// The 16 index granules of vector register `reg` (one per 4 bytes).
+    fn vec_indices(reg: usize) -> [u32; 16];
+    /// Sets the 16 index granules of vector register `reg`.
+    fn set_vec_indices(reg: usize, indices: &[u32; 16]);
     /// The index of the value at guest address `addr`.
     fn mem_index(addr: u64) -> u32;
     /// Sets the shadow of the `bytes` bytes at `addr`: `index` for the
@@ -51,6 +55,8 @@ pub struct Desc {
     pub stack_args: u8,
     /// `long double` wrappers: whether the result comes in `st(0)`.
     pub x87_result: u8,
+    /// Vector variants (libmvec): lanes per call; 0 for scalar functions.
+    pub lanes: u8,
     /// The function.
     pub func: Func,
     /// Its precision.
@@ -61,8 +67,8 @@ pub struct Desc {
 /// and which register carries the descriptor.
 #[derive(Debug)]
 pub struct Wrapped {
-    /// The libm symbol.
-    pub symbol: &'static str,
+    /// The libm (or libmvec) symbol.
+    pub symbol: String,
     /// Entry of the real function (the address guest code reaches).
     pub real: u64,
     /// Entry of the wrapper.
@@ -448,9 +454,110 @@ extern "C" fn finish_f80<H: Host>(d: &Desc, args: u64, result: &F80, ints: &[u64
     H::set_x87_index(x87_phys_after_push(), idx);
 }
 
+// The libmvec wrappers, one per vector width (SSE, AVX/AVX2, AVX-512).
+// Entered with r11 = &Desc; the vector arguments in xmm/ymm/zmm 0 and 1
+// are saved, the real function runs, and the Rust half gets (desc, saved
+// arguments: 64 bytes each, the result: 64 bytes).
+macro_rules! vector_entry {
+    ($name:literal, $save0:literal, $save1:literal, $save_r:literal, $load_r:literal) => {
+        global_asm!(
+            concat!(".globl ", $name),
+            concat!($name, ":"),
+            "    push rbp",
+            "    mov rbp, rsp",
+            "    push r12",
+            "    and rsp, -64",
+            "    sub rsp, 192",
+            "    mov r12, r11",
+            $save0,
+            $save1,
+            "    call [r12]",
+            $save_r,
+            "    mov rdi, r12",
+            "    mov rsi, rsp",
+            "    lea rdx, [rsp + 128]",
+            "    call [r12 + 8]",
+            $load_r,
+            "    lea rsp, [rbp - 8]",
+            "    pop r12",
+            "    pop rbp",
+            "    ret",
+        );
+    };
+}
+
+vector_entry!(
+    "dgad_mathwrap_v128",
+    "    movups [rsp], xmm0",
+    "    movups [rsp + 64], xmm1",
+    "    movups [rsp + 128], xmm0",
+    "    movups xmm0, [rsp + 128]"
+);
+vector_entry!(
+    "dgad_mathwrap_v256",
+    "    vmovups [rsp], ymm0",
+    "    vmovups [rsp + 64], ymm1",
+    "    vmovups [rsp + 128], ymm0",
+    "    vmovups ymm0, [rsp + 128]"
+);
+vector_entry!(
+    "dgad_mathwrap_v512",
+    "    vmovups [rsp], zmm0",
+    "    vmovups [rsp + 64], zmm1",
+    "    vmovups [rsp + 128], zmm0",
+    "    vmovups zmm0, [rsp + 128]"
+);
+
+extern "C" {
+    fn dgad_mathwrap_v128();
+    fn dgad_mathwrap_v256();
+    fn dgad_mathwrap_v512();
+}
+
+/// The Rust half of the libmvec wrappers: one block per lane whose
+/// argument is active, with the scalar function's partials.
+extern "C" fn finish_vector<H: Host>(d: &Desc, args: &[[u8; 64]; 2], result: &[u8; 64]) {
+    let lanes = usize::from(d.lanes);
+    let binary = d.func.shape() == Shape::Binary;
+    let mut out = [0u32; 16];
+    let lane = |bytes: &[u8; 64], k: usize| -> f64 {
+        if d.precision == Precision::F64 {
+            f64::from_le_bytes(bytes[8 * k..8 * k + 8].try_into().expect("8 bytes"))
+        } else {
+            f64::from(f32::from_le_bytes(
+                bytes[4 * k..4 * k + 4].try_into().expect("4 bytes"),
+            ))
+        }
+    };
+    // Index granule of lane k: doubles keep theirs in the lane's first 4 bytes.
+    let granule = |k: usize| {
+        if d.precision == Precision::F64 {
+            2 * k
+        } else {
+            k
+        }
+    };
+    let ix = H::vec_indices(0);
+    let iy = if binary { H::vec_indices(1) } else { [0; 16] };
+    for k in 0..lanes {
+        let (i, j) = (ix[granule(k)], iy[granule(k)]);
+        let (x, r) = (lane(&args[0], k), lane(result, k));
+        out[granule(k)] = if binary {
+            binary_index::<H, f64>(d.func, (i, j), x, lane(&args[1], k), r)
+        } else {
+            unary_index::<H, f64>(d.func, i, x, r)
+        };
+    }
+    H::set_vec_indices(0, &out);
+}
+
 /// Every interception: `real(symbol)` gives the address of a libm symbol
-/// in this process (None when the libm has no such symbol).
-pub fn wrappers<H: Host>(real: impl Fn(&str) -> Option<u64>) -> Vec<Wrapped> {
+/// in this process (None when the libm has no such symbol), `vector(symbol)`
+/// the same for libmvec.
+pub fn wrappers<H: Host>(
+    real: impl Fn(&str) -> Option<u64>,
+    vector: impl Fn(&str) -> Option<u64>,
+) -> Vec<Wrapped> {
     let mut out = Vec::new();
     for &func in Func::ALL {
         for precision in [Precision::F64, Precision::F32, Precision::F80] {
@@ -475,16 +582,57 @@ pub fn wrappers<H: Host>(real: impl Fn(&str) -> Option<u64>) -> Vec<Wrapped> {
                 finish: finish_f80::<H> as *const () as u64,
                 stack_args,
                 x87_result: u8::from(x87_result),
+                lanes: 0,
                 func,
                 precision,
             }));
             out.push(Wrapped {
-                symbol,
+                symbol: symbol.to_string(),
                 real: real_addr,
                 wrapper,
                 desc_reg,
                 desc,
             });
+        }
+        // libmvec: `_ZGV<isa>N<lanes><v per argument>_<name>`.
+        let params = match func.shape() {
+            Shape::Unary => "v",
+            Shape::Binary => "vv",
+            _ => continue,
+        };
+        for precision in [Precision::F64, Precision::F32] {
+            for (isa, bits, entry) in [
+                ('b', 128, dgad_mathwrap_v128 as *const () as u64),
+                ('c', 256, dgad_mathwrap_v256 as *const () as u64),
+                ('d', 256, dgad_mathwrap_v256 as *const () as u64),
+                ('e', 512, dgad_mathwrap_v512 as *const () as u64),
+            ] {
+                let lanes = if precision == Precision::F64 {
+                    bits / 64
+                } else {
+                    bits / 32
+                };
+                let symbol = format!("_ZGV{isa}N{lanes}{params}_{}", func.symbol(precision));
+                let Some(real_addr) = vector(&symbol) else {
+                    continue;
+                };
+                let desc: &'static Desc = Box::leak(Box::new(Desc {
+                    real: real_addr,
+                    finish: finish_vector::<H> as *const () as u64,
+                    stack_args: 0,
+                    x87_result: 0,
+                    lanes: lanes as u8,
+                    func,
+                    precision,
+                }));
+                out.push(Wrapped {
+                    symbol,
+                    real: real_addr,
+                    wrapper: entry,
+                    desc_reg: R11,
+                    desc,
+                });
+            }
         }
     }
     out
@@ -501,5 +649,6 @@ mod tests {
         assert_eq!(offset_of!(Desc, finish), 8);
         assert_eq!(offset_of!(Desc, stack_args), 16);
         assert_eq!(offset_of!(Desc, x87_result), 17);
+        assert_eq!(offset_of!(Desc, lanes), 18);
     }
 }

@@ -544,6 +544,15 @@ pub fn written_register_shadows(
     let legacy = insn.encoding() == EncodingKind::Legacy;
     let mut clears = Vec::new();
     let mut others = false;
+    if insn.mnemonic() == Mnemonic::Vzeroupper {
+        // Zeroes bytes 16..64 of the first 16 vector registers; the xmm
+        // parts keep their values and their indices.
+        for reg in 0..16 {
+            let base = RegFile::vec_offset(reg, 0) as u32;
+            clears.extend((16..64).step_by(8).map(|b| (base + b, 8)));
+        }
+        return (clears, false);
+    }
     for u in info.used_registers() {
         let r = u.register();
         if !writes(u.access()) {

@@ -586,6 +586,85 @@ impl Translator<'_> {
         Ok(())
     }
 
+    /// `rax` = the bits of double lane `lane` of vector register `reg`
+    /// (`side` Register) or of the memory operand whose address is in
+    /// `spill_tmp` (`side` Memory). Clobbers `rax` and `lane_tmp`.
+    fn lane_value_to_rax(&mut self, side: MoveSide, reg: Register, lane: u32, vex: bool) {
+        use iced_x86::Code::*;
+        let l = *self.layout;
+        let gs = |disp: u32| {
+            MemoryOperand::new(
+                Register::None,
+                Register::None,
+                1,
+                i64::from(disp),
+                4,
+                false,
+                Register::GS,
+            )
+        };
+        if side == MoveSide::Memory {
+            self.asm(Instruction::with2(
+                Mov_r64_rm64,
+                Register::RAX,
+                gs(l.spill_tmp),
+            ));
+            self.asm(Instruction::with2(
+                Mov_r64_rm64,
+                Register::RAX,
+                MemoryOperand::with_base_displ(Register::RAX, i64::from(8 * lane)),
+            ));
+            return;
+        }
+        let xmm = Register::XMM0 + reg.number() as u32;
+        match lane {
+            0 => {
+                let code = if vex {
+                    VEX_Vmovsd_m64_xmm
+                } else {
+                    Movsd_xmmm64_xmm
+                };
+                self.asm(Instruction::with2(code, gs(l.lane_tmp), xmm));
+            }
+            1 => {
+                let code = if vex {
+                    VEX_Vmovhpd_m64_xmm
+                } else {
+                    Movhpd_m64_xmm
+                };
+                self.asm(Instruction::with2(code, gs(l.lane_tmp), xmm));
+            }
+            _ => {
+                let ymm = Register::YMM0 + reg.number() as u32;
+                self.asm(Instruction::with3(
+                    VEX_Vextractf128_xmmm128_ymm_imm8,
+                    gs(l.lane_tmp),
+                    ymm,
+                    1u32,
+                ));
+            }
+        }
+        let disp = if lane >= 2 { 8 * (lane - 2) } else { 0 };
+        self.asm(Instruction::with2(
+            Mov_r64_rm64,
+            Register::RAX,
+            gs(l.lane_tmp + disp),
+        ));
+    }
+
+    /// Given a double's bits in `rax`: a `jbe rel32` (returned, to be bound
+    /// to the runtime path) taken when its magnitude is in [2^52, 2^54),
+    /// the binades of the constants compilers add and subtract to round.
+    /// Clobbers `rax` and the flags.
+    fn rounding_constant_check(&mut self) -> usize {
+        use iced_x86::Code::*;
+        self.asm(Instruction::with2(Shr_rm64_imm8, Register::RAX, 52u32));
+        self.asm(Instruction::with2(And_rm32_imm32, Register::EAX, 0x7ffu32));
+        self.asm(Instruction::with2(Sub_rm32_imm32, Register::EAX, 1075u32));
+        self.asm(Instruction::with2(Cmp_rm32_imm8, Register::EAX, 1u32));
+        self.e.jcc_rel32_placeholder(0x6) // jbe
+    }
+
     /// Encodes one inserted instruction at the current address.
     fn asm(&mut self, i: Result<Instruction, iced_x86::IcedError>) {
         let i = i.expect("inserted instruction is encodable");
@@ -681,6 +760,31 @@ impl Translator<'_> {
             src_index(self, lane);
             self.asm(Instruction::with2(Cmp_r64_rm64, RAX, RDX));
             slow.push(self.e.jcc_rel32_placeholder(0x3));
+        }
+        if matches!(op, FpOp::Add | FpOp::Sub) {
+            // A passive operand of magnitude in [2^52, 2^54) may be the
+            // rounding trick `(x + c) - c`: the runtime decides.
+            for lane in 0..u32::from(lanes) {
+                self.asm(Instruction::with2(
+                    Mov_r32_rm32,
+                    EAX,
+                    gs(sr + a_sh + 8 * lane),
+                ));
+                self.asm(Instruction::with2(Test_rm32_r32, EAX, EAX));
+                let a_active = self.e.jcc_rel32_placeholder(0x5); // jnz
+                self.lane_value_to_rax(MoveSide::Register(0), src1, lane, vex);
+                slow.push(self.rounding_constant_check());
+                let here = self.e.offset();
+                self.e.bind_rel32(a_active, here);
+                src_index(self, lane);
+                self.asm(Instruction::with2(Test_rm32_r32, EAX, EAX));
+                let b_active = self.e.jcc_rel32_placeholder(0x5);
+                let last = insn.op_register(insn.op_count() - 1);
+                self.lane_value_to_rax(src, last, lane, vex);
+                slow.push(self.rounding_constant_check());
+                let here = self.e.offset();
+                self.e.bind_rel32(b_active, here);
+            }
         }
         // Commit. A scalar VEX form keeps bytes 8..16 of the first source:
         // save them before the result lane may overwrite that register's

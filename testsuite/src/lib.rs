@@ -863,11 +863,15 @@ pub struct ScratchDir {
 }
 
 impl ScratchDir {
-    /// Creates `<build_root>/scratch/<label>-<pid>`, emptied first.
+    /// Creates `<build_root>/scratch/<label>-<pid>-<n>`, emptied first;
+    /// `n` counts the scratch directories of this process, so tests running
+    /// in parallel never share one.
     pub fn new(label: &str) -> ScratchDir {
+        static COUNT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let path = build_root()
             .join("scratch")
-            .join(format!("{label}-{}", std::process::id()));
+            .join(format!("{label}-{}-{n}", std::process::id()));
         let _ = fs::remove_dir_all(&path);
         fs::create_dir_all(&path)
             .unwrap_or_else(|e| panic!("cannot create {}: {e}", path.display()));

@@ -13,6 +13,7 @@ use iced_x86::{
     ConditionCode, EncodingKind, Instruction, InstructionInfoFactory, Mnemonic, OpAccess, OpKind,
     Register,
 };
+use mathwrap::f80::F80;
 use rewriter::instrument::{byte_granular_shift, writes, written_register_shadows};
 use rewriter::semantics::{semantics, Elem, FpOp, LogicOp, Semantics, Shape, SpecialKind};
 use shadowmem::RegFile;
@@ -64,7 +65,8 @@ fn trace(ctx: &ThreadCtx, insn: &Instruction) {
         let size = match insn.op_kind(op) {
             OpKind::Register => insn.op_register(op).size().clamp(4, 64),
             _ => insn.memory_size().size().clamp(4, 64),
-        };
+        }
+        .next_multiple_of(4);
         let mut sh = [0u8; 64];
         read_shadow(ctx, loc, &mut sh[..size]);
         let _ = write!(line, " op{op}=");
@@ -116,6 +118,25 @@ pub fn partials(op: FpOp, a: f64, b: f64) -> (f64, f64) {
             unreachable!("lane-structured ops")
         }
     }
+}
+
+/// Whether `a ± b` is the rounding trick `(x + c) − c` compilers use for
+/// `rint`, `floor`, … without SSE4.1: one operand passive with a magnitude
+/// in [2^52, 2^54) (doubles; [2^23, 2^25) for floats), the active one no
+/// larger. The sum keeps no fraction bits of `x`: its derivative is 0 (a
+/// staircase), not the real sum's 1, and so is the result's.
+pub fn rounds_to_integer(op: FpOp, elem: Elem, (va, ia): (f64, u32), (vb, ib): (f64, u32)) -> bool {
+    if !matches!(op, FpOp::Add | FpOp::Sub) || (ia == 0) == (ib == 0) {
+        return false;
+    }
+    let (c, x) = if ia == 0 { (va, vb) } else { (vb, va) };
+    let p = match elem {
+        Elem::F64 => 52,
+        Elem::F32 => 23,
+        _ => return false,
+    };
+    let lo = 2f64.powi(p);
+    c.abs() >= lo && c.abs() < 4.0 * lo && x.abs() <= c.abs()
 }
 
 /// One new index for a result `φ(a, b)`, or 0 when it is passive.
@@ -329,8 +350,14 @@ fn fp_arith(
                 return clear_written(ctx, insn, true);
             };
             for lane in 0..lanes {
-                let (pa, pb) = partials(op, a.value(lane, elem), b.value(lane, elem));
-                let idx = result_index(ctx, r, a.index(lane, elem), pa, b.index(lane, elem), pb);
+                let (va, vb) = (a.value(lane, elem), b.value(lane, elem));
+                let (ia, ib) = (a.index(lane, elem), b.index(lane, elem));
+                let idx = if rounds_to_integer(op, elem, (va, ia), (vb, ib)) {
+                    0
+                } else {
+                    let (pa, pb) = partials(op, va, vb);
+                    result_index(ctx, r, ia, pa, ib, pb)
+                };
                 set(&mut out, lane, idx);
             }
         }
@@ -617,16 +644,25 @@ impl LogicLanes {
         }
         let mask = if width == 8 { u64::MAX } else { 0xffff_ffff };
         let sign = if width == 8 { SIGN64 } else { SIGN32 };
-        let one = if width == 8 {
-            1f64.to_bits()
-        } else {
-            u64::from(1f32.to_bits())
-        };
         let vals: Vec<u64> = self
             .operands
             .iter()
             .map(|(d, _)| Self::value(d, off, width))
             .collect();
+        // The probe magnitude must differ from every operand's, or an
+        // operand equal in magnitude to the one really kept (copysign(1, 1))
+        // would pass for it.
+        let one = [1.0, 2.0, 3.0, 5.0]
+            .into_iter()
+            .map(|m: f64| {
+                if width == 8 {
+                    m.to_bits()
+                } else {
+                    u64::from((m as f32).to_bits())
+                }
+            })
+            .find(|&m| vals.iter().all(|&v| v & mask & !sign != m))
+            .unwrap_or(0);
         let result = self.eval(&vals) & mask;
         for (k, &ik) in idx.iter().enumerate() {
             if ik == 0 {
@@ -905,6 +941,15 @@ fn exchange(ctx: &mut ThreadCtx, insn: &Instruction) {
     }
 }
 
+/// x87 `st(i)` in extended precision. Resets the unit first, so that
+/// [`F80`] arithmetic has stack room whatever the guest left there.
+fn st_f80(ctx: &ThreadCtx, i: usize) -> F80 {
+    // SAFETY: runtime code; the guest's x87 state is in ctx.xsave and is
+    // restored from there when the runtime returns to the guest.
+    unsafe { mathwrap::f80::reset_x87() };
+    F80::from_bytes(&ctx.xsave.0[32 + 16 * i..][..10])
+}
+
 /// The x87 stack: loads and stores keep indices, arithmetic records blocks.
 /// Register shadows are kept per physical register (`st(i)` is physical
 /// register `(TOP + i) mod 8`).
@@ -988,7 +1033,9 @@ fn x87(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction) {
                         1.0
                     }
                 }
-                Mnemonic::Fsqrt => 0.5 / v.sqrt(),
+                // In extended precision: the value and its square root
+                // have more bits than an f64.
+                Mnemonic::Fsqrt => (F80::from_f64(0.5) / st_f80(ctx, 0).sqrt()).to_f64(),
                 _ => 0.0,
             };
             let idx = result_index(ctx, r, get(ctx, phys(top, 0)), p, 0, 0.0);
@@ -1013,6 +1060,15 @@ fn x87(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction) {
         | Mnemonic::Fidiv
         | Mnemonic::Fidivr => {
             // dest op src, or with the `r` forms: dest = src op dest.
+            // Register operands in extended precision (for the quotient's
+            // partials; memory operands are at most doubles).
+            let (dest80, src80) = match (insn.op_count(), insn.op0_kind()) {
+                (1, OpKind::Memory) => (st_f80(ctx, 0), None),
+                _ => (
+                    st_f80(ctx, st_operand(0).unwrap_or(0)),
+                    Some(st_f80(ctx, st_operand(1).unwrap_or(0))),
+                ),
+            };
             let (dest_st, dest_val, dest_idx, src_val, src_idx) =
                 match (insn.op_count(), insn.op0_kind()) {
                     (1, OpKind::Memory) => {
@@ -1070,7 +1126,18 @@ fn x87(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction) {
             } else {
                 ((dest_val, dest_idx), (src_val, src_idx))
             };
-            let (pa, pb) = partials(op, a, b);
+            let (mut pa, mut pb) = partials(op, a, b);
+            if op == FpOp::Div {
+                let src80 = src80.unwrap_or(F80::from_f64(src_val));
+                let (a80, b80) = if reversed {
+                    (src80, dest80)
+                } else {
+                    (dest80, src80)
+                };
+                let one = F80::from_f64(1.0);
+                pa = (one / b80).to_f64();
+                pb = (-(a80 / b80) / b80).to_f64();
+            }
             let idx = result_index(ctx, r, ia, pa, ib, pb);
             set(ctx, phys(top, dest_st), idx);
         }

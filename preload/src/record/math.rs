@@ -25,13 +25,29 @@ pub fn init() -> usize {
     if handle.is_null() {
         return 0;
     }
-    let mut table = mathwrap::wrappers::<RuntimeHost>(|name| {
+    // libmvec (the vector variants gfortran and `-fopenmp-simd` code call)
+    // is only there when the program needs it.
+    // SAFETY: as above.
+    let vector_handle = unsafe {
+        libc::dlopen(
+            c"libmvec.so.1".as_ptr(),
+            libc::RTLD_NOLOAD | libc::RTLD_LAZY,
+        )
+    };
+    let lookup = |handle: *mut libc::c_void, name: &str| {
+        if handle.is_null() {
+            return None;
+        }
         let mut c = name.as_bytes().to_vec();
         c.push(0);
         // SAFETY: as above; `c` is NUL-terminated.
         let p = unsafe { libc::dlsym(handle, c.as_ptr() as *const libc::c_char) };
         (!p.is_null()).then_some(p as u64)
-    });
+    };
+    let mut table = mathwrap::wrappers::<RuntimeHost>(
+        |name| lookup(handle, name),
+        |name| lookup(vector_handle, name),
+    );
     table.sort_by_key(|w| w.real);
     // Aliases (`gamma` and `lgamma`, …) share an entry: keep the first.
     table.dedup_by_key(|w| w.real);
@@ -70,6 +86,14 @@ impl Host for RuntimeHost {
         let v = &mut ctx().shadow.vec[reg];
         *v = [0; 16];
         v[0] = index;
+    }
+
+    fn vec_indices(reg: usize) -> [u32; 16] {
+        ctx().shadow.vec[reg]
+    }
+
+    fn set_vec_indices(reg: usize, indices: &[u32; 16]) {
+        ctx().shadow.vec[reg] = *indices;
     }
 
     fn mem_index(addr: u64) -> u32 {
