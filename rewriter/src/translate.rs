@@ -191,23 +191,13 @@ pub fn translate_block(
     }
     window.truncate(avail);
 
-    let mut t = Translator {
-        e: Emitter::new(cache_pc),
-        layout,
-        insn_map: Vec::new(),
-        exits: Vec::new(),
-        literals: Vec::new(),
-        pending: Vec::new(),
-        encoder: Encoder::new(64),
-        count_ibl_hits: opts.count_ibl_hits,
-        instrument: opts.instrument,
-        flags_dead: if opts.instrument.is_some() {
-            crate::instrument::flags_dead_before(&straight_line(&window, guest_pc, opts.max_insns))
-        } else {
-            Vec::new()
-        },
-        index: 0,
-    };
+    let mut t = Translator::new(cache_pc, layout);
+    t.count_ibl_hits = opts.count_ibl_hits;
+    t.instrument = opts.instrument;
+    if opts.instrument.is_some() {
+        t.flags_dead =
+            crate::instrument::flags_dead_before(&straight_line(&window, guest_pc, opts.max_insns));
+    }
     let mut decoder = Decoder::with_ip(64, &window, guest_pc, DecoderOptions::NONE);
     let mut insn = Instruction::default();
     let mut count = 0;
@@ -284,19 +274,7 @@ pub fn translate_native_call(
     native: u64,
     extra: Option<(u8, u64)>,
 ) -> Translation {
-    let mut t = Translator {
-        e: Emitter::new(cache_pc),
-        layout,
-        insn_map: Vec::new(),
-        exits: Vec::new(),
-        literals: Vec::new(),
-        pending: Vec::new(),
-        encoder: Encoder::new(64),
-        count_ibl_hits: false,
-        instrument: None,
-        flags_dead: Vec::new(),
-        index: 0,
-    };
+    let mut t = Translator::new(cache_pc, layout);
     t.map(guest_pc, 0);
     // The function was entered with rsp = 8 (mod 16); keep the ABI's
     // alignment for the native call.
@@ -371,7 +349,24 @@ struct Translator<'a> {
     index: usize,
 }
 
-impl Translator<'_> {
+impl<'a> Translator<'a> {
+    /// An empty translation at `cache_pc`, without instrumentation.
+    fn new(cache_pc: u64, layout: &'a ContextLayout) -> Translator<'a> {
+        Translator {
+            e: Emitter::new(cache_pc),
+            layout,
+            insn_map: Vec::new(),
+            exits: Vec::new(),
+            literals: Vec::new(),
+            pending: Vec::new(),
+            encoder: Encoder::new(64),
+            count_ibl_hits: false,
+            instrument: None,
+            flags_dead: Vec::new(),
+            index: 0,
+        }
+    }
+
     fn map(&mut self, guest_pc: u64, spills: u8) {
         self.insn_map.push(InsnMapEntry {
             cache_off: self.e.offset() as u32,

@@ -38,7 +38,7 @@ mod expected_failures;
 #[path = "../derivatives/formulas.rs"]
 mod formulas;
 
-pub use expected_failures::{ExpectedFailure, EXPECTED_FAILURES};
+pub use expected_failures::{COPYSIGN_X87_TOP_BYTE, EXPECTED_FAILURES};
 pub use formulas::FORMULAS;
 
 // ---------------------------------------------------------------------------
@@ -448,33 +448,6 @@ pub fn matrix_tests(category: Category) -> Vec<MatrixTest> {
     tests
 }
 
-/// The expected failure covering a test, if any.
-pub fn expected_failure(test_name: &str) -> Option<&'static ExpectedFailure> {
-    EXPECTED_FAILURES
-        .iter()
-        .find(|failure| glob_matches(failure.tests, test_name))
-}
-
-/// `*` matches any run of characters, everything else itself.
-fn glob_matches(pattern: &str, name: &str) -> bool {
-    let mut parts = pattern.split('*');
-    let first = parts.next().unwrap_or("");
-    let Some(mut rest) = name.strip_prefix(first) else {
-        return false;
-    };
-    let parts: Vec<&str> = parts.collect();
-    let Some((last, middle)) = parts.split_last() else {
-        return rest.is_empty();
-    };
-    for part in middle {
-        match rest.find(part) {
-            Some(at) => rest = &rest[at + part.len()..],
-            None => return false,
-        }
-    }
-    rest.ends_with(last)
-}
-
 // ---------------------------------------------------------------------------
 // Generating and building the programs
 // ---------------------------------------------------------------------------
@@ -557,7 +530,7 @@ pub fn fortran_client_build() -> PathBuf {
 /// FNV-1a over the contents of `paths` (directories recursively, in name
 /// order), so that a generated source changes, and its programs are rebuilt,
 /// when a header or module it uses changes.
-fn contents_hash(paths: &[PathBuf]) -> u64 {
+pub(crate) fn contents_hash(paths: &[PathBuf]) -> u64 {
     fn visit(path: &Path, hash: &mut u64) {
         if path.is_dir() {
             let mut entries: Vec<PathBuf> = fs::read_dir(path)
@@ -586,7 +559,7 @@ fn contents_hash(paths: &[PathBuf]) -> u64 {
 /// private name and a rename so that concurrent test runs never compile a
 /// half-written file, and an unchanged source keeps its time stamp (and its
 /// programs stay built).
-fn write_if_changed(path: &Path, contents: &str) {
+pub(crate) fn write_if_changed(path: &Path, contents: &str) {
     if fs::read_to_string(path).is_ok_and(|old| old == contents) {
         return;
     }
@@ -711,7 +684,7 @@ pub fn formula_program(axis: Axis) -> PathBuf {
 
 /// The header comment's note of what the generated code depends on: the
 /// directories and a hash of their files' contents.
-fn dependency_note(language: Language) -> String {
+pub(crate) fn dependency_note(language: Language) -> String {
     let mut directories = vec![include_dir()];
     let mut files = vec![include_dir()];
     if language == Language::Fortran {
@@ -729,7 +702,7 @@ fn dependency_note(language: Language) -> String {
     )
 }
 
-fn indent(text: &str, prefix: &str) -> String {
+pub(crate) fn indent(text: &str, prefix: &str) -> String {
     let mut out = String::new();
     for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
         out.push_str(prefix);
@@ -1355,8 +1328,29 @@ fn sweep(
     count: usize,
     forward: bool,
 ) -> Result<Vec<f64>, String> {
+    let text = run_dg_eval(dir, seed_file, seed, result_file, forward)?;
+    let values = parse_numbers(&text).map_err(|e| format!("{result_file}: {e}"))?;
+    if values.len() == count {
+        Ok(values)
+    } else {
+        Err(format!(
+            "{result_file} has {} values, expected {count}",
+            values.len()
+        ))
+    }
+}
+
+/// Writes `seed` to `DIR/seed_file`, runs `dg-eval DIR` (`--forward`) and
+/// returns the text of `DIR/result_file`.
+pub(crate) fn run_dg_eval(
+    dir: &Path,
+    seed_file: &str,
+    seed: &str,
+    result_file: &str,
+    forward: bool,
+) -> Result<String, String> {
     fs::write(dir.join(seed_file), seed)
-        .unwrap_or_else(|e| panic!("cannot write {}: {e}", dir.join(seed_file).display()));
+        .map_err(|e| format!("cannot write {}: {e}", dir.join(seed_file).display()))?;
     let _ = fs::remove_file(dir.join(result_file));
     let mut invocation = Invocation::new(dg_eval()).arg(dir);
     if forward {
@@ -1370,17 +1364,8 @@ fn sweep(
             outcome_text(&outcome)
         ));
     }
-    let text = fs::read_to_string(dir.join(result_file))
-        .map_err(|e| format!("`{}` wrote no {result_file}: {e}", invocation.display()))?;
-    let values = parse_numbers(&text).map_err(|e| format!("{result_file}: {e}"))?;
-    if values.len() == count {
-        Ok(values)
-    } else {
-        Err(format!(
-            "{result_file} has {} values, expected {count}",
-            values.len()
-        ))
-    }
+    fs::read_to_string(dir.join(result_file))
+        .map_err(|e| format!("`{}` wrote no {result_file}: {e}", invocation.display()))
 }
 
 /// Compares both sweeps with a Jacobian; one line per difference.
@@ -1731,73 +1716,4 @@ pub fn check_reference_jacobians() {
         "hand-written Jacobians disagree with their values:\n  {}",
         problems.join("\n  ")
     );
-}
-
-/// Every expected failure has a reason that `docs/limitations.md` repeats
-/// (word for word, formatting aside) and matches at least one test of the
-/// full matrix (`all_names`), so that the list can neither hide anything nor
-/// go stale.
-pub fn check_expected_failures(all_names: &[String]) {
-    let limitations_path = workspace_root().join("docs").join("limitations.md");
-    let limitations = fs::read_to_string(&limitations_path)
-        .unwrap_or_else(|e| panic!("cannot read {}: {e}", limitations_path.display()));
-    // Compared as words, without Markdown's emphasis and code marks, so the
-    // document may wrap and format the sentence.
-    let normalise = |s: &str| {
-        s.replace(['*', '`'], "")
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
-    let limitations = normalise(&limitations);
-    let mut problems = Vec::new();
-    for failure in EXPECTED_FAILURES {
-        if failure.reason.trim().is_empty() {
-            problems.push(format!("{}: no reason", failure.tests));
-        } else if !limitations.contains(&normalise(failure.reason)) {
-            problems.push(format!(
-                "{}: the reason {:?} is not in docs/limitations.md",
-                failure.tests, failure.reason
-            ));
-        }
-        if !all_names
-            .iter()
-            .any(|name| glob_matches(failure.tests, name))
-        {
-            problems.push(format!("{}: matches no test", failure.tests));
-        }
-    }
-    assert!(
-        problems.is_empty(),
-        "expected failures:\n  {}",
-        problems.join("\n  ")
-    );
-}
-
-#[cfg(test)]
-mod tests {
-    use super::glob_matches;
-
-    #[test]
-    fn globs() {
-        assert!(glob_matches(
-            "record::add::*",
-            "record::add::c_gcc_O0_float"
-        ));
-        assert!(glob_matches(
-            "*_long_double",
-            "record::add::c_gcc_O0_long_double"
-        ));
-        assert!(glob_matches(
-            "record::*::c_*_O3_*",
-            "record::mul::c_gcc_O3_float"
-        ));
-        assert!(!glob_matches(
-            "record::*::c_*_O3_*",
-            "record::mul::cxx_gcc_O0_float"
-        ));
-        assert!(glob_matches("exact", "exact"));
-        assert!(!glob_matches("exact", "exactly"));
-        assert!(glob_matches("*", "anything"));
-    }
 }

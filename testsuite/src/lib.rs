@@ -11,6 +11,8 @@
 //! for lines starting with `dgad:`, which are the tool's own.
 
 pub mod derivatives;
+pub mod harness;
+pub mod mathfns;
 
 use std::ffi::{OsStr, OsString};
 use std::fmt::Write as _;

@@ -63,5 +63,6 @@ int main(void)
     DG_OUTPUTF(sl);
     printf("ticks arrived: %s\n", ticks >= 20 ? "yes" : "no");
     printf("%.6g %.4g %.6Lg\n", s / 50000.0, sf / 50000.0f, sl / 3125.0L);
+    puts("END libm_signals");
     return 0;
 }
