@@ -1,6 +1,6 @@
 //! Record mode under adverse conditions — the files must be complete and
 //! consistent after every exit path, bad set-ups must fail clearly — and
-//! the client requests answered by the real runtime.
+//! the client requests and libm interception answered by the real runtime.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -219,5 +219,52 @@ fn client_requests_under_the_runtime() {
         (bars[0] - expected).abs() <= 1e-12 * expected,
         "dy/dx {} vs {expected}",
         bars[0]
+    );
+}
+
+/// libm functions reached through `dlopen`/`dlsym` and a function pointer
+/// (a `long double` one too) are answered by the wrappers: analytic
+/// derivatives, where glibc's machine code gives wrong ones
+/// (`DGAD_MATHWRAP=0`) at this point.
+#[test]
+fn libm_reached_through_dlsym_and_pointers_is_wrapped() {
+    let prog = build("libm_reach.c", &["-ldl", "-lm"]);
+    let x = 2.5f64;
+    let inv = Invocation::new(&prog).arg(x.to_string());
+    let native = run_native(&inv, None);
+    let bars = |wrap: &str| {
+        let scratch = ScratchDir::new("record-libm-reach");
+        let dir = scratch.path().join("run");
+        let out = run_under_dgad(
+            &inv,
+            None,
+            &[
+                ("DGAD_MODE", "record"),
+                ("DGAD_RECORD", dir.to_str().unwrap()),
+                ("DGAD_MATHWRAP", wrap),
+            ],
+        );
+        assert_eq!(
+            out.stdout, native.stdout,
+            "values differ (DGAD_MATHWRAP={wrap})"
+        );
+        ["1\n0\n0\n", "0\n1\n0\n", "0\n0\n1\n"].map(|seed| gradient(&dir, seed)[0])
+    };
+    let expected = [x.cos(), -x.sin(), x.exp()];
+    let wrapped = bars("1");
+    for (k, (got, want)) in wrapped.iter().zip(expected).enumerate() {
+        assert!(
+            (got - want).abs() <= 1e-13 * want.abs(),
+            "output {k}: derivative {got}, analytic {want}"
+        );
+    }
+    let unwrapped = bars("0");
+    assert!(
+        unwrapped
+            .iter()
+            .zip(expected)
+            .any(|(got, want)| (got - want).abs() > 1e-6 * want.abs()),
+        "without the wrappers the derivatives are right too ({unwrapped:?}): \
+         the test no longer shows what the interception does"
     );
 }
