@@ -551,48 +551,48 @@ extern "C" fn finish_vector<H: Host>(d: &Desc, args: &[[u8; 64]; 2], result: &[u
     H::set_vec_indices(0, &out);
 }
 
-/// Every interception: `real(symbol)` gives the address of a libm symbol
-/// in this process (None when the libm has no such symbol), `vector(symbol)`
-/// the same for libmvec.
+/// Every interception: `real(symbol)` gives the addresses at which a libm
+/// symbol is defined in this process (several: glibc keeps old symbol
+/// versions, and libc has its own `ldexp`, `frexp`, …; none when there is
+/// no such symbol), `vector(symbol)` the address of a libmvec symbol.
 pub fn wrappers<H: Host>(
-    real: impl Fn(&str) -> Option<u64>,
+    real: impl Fn(&str) -> Vec<u64>,
     vector: impl Fn(&str) -> Option<u64>,
 ) -> Vec<Wrapped> {
     let mut out = Vec::new();
     for &func in Func::ALL {
         for precision in [Precision::F64, Precision::F32, Precision::F80] {
             let symbol = func.symbol(precision);
-            let Some(real_addr) = real(symbol) else {
-                continue;
-            };
-            let shape = func.shape();
-            let (wrapper, desc_reg) = match precision {
-                Precision::F64 => f64_wrappers::entry::<H>(shape),
-                Precision::F32 => f32_wrappers::entry::<H>(shape),
-                Precision::F80 => (dgad_mathwrap_f80 as *const () as u64, R11),
-            };
-            let stack_args = match shape {
-                Shape::Binary | Shape::Remquo => 2,
-                Shape::Fma => 3,
-                _ => 1,
-            };
-            let x87_result = !matches!(shape, Shape::SinCos | Shape::ToInt);
-            let desc: &'static Desc = Box::leak(Box::new(Desc {
-                real: real_addr,
-                finish: finish_f80::<H> as *const () as u64,
-                stack_args,
-                x87_result: u8::from(x87_result),
-                lanes: 0,
-                func,
-                precision,
-            }));
-            out.push(Wrapped {
-                symbol: symbol.to_string(),
-                real: real_addr,
-                wrapper,
-                desc_reg,
-                desc,
-            });
+            for real_addr in real(symbol) {
+                let shape = func.shape();
+                let (wrapper, desc_reg) = match precision {
+                    Precision::F64 => f64_wrappers::entry::<H>(shape),
+                    Precision::F32 => f32_wrappers::entry::<H>(shape),
+                    Precision::F80 => (dgad_mathwrap_f80 as *const () as u64, R11),
+                };
+                let stack_args = match shape {
+                    Shape::Binary | Shape::Remquo => 2,
+                    Shape::Fma => 3,
+                    _ => 1,
+                };
+                let x87_result = !matches!(shape, Shape::SinCos | Shape::ToInt);
+                let desc: &'static Desc = Box::leak(Box::new(Desc {
+                    real: real_addr,
+                    finish: finish_f80::<H> as *const () as u64,
+                    stack_args,
+                    x87_result: u8::from(x87_result),
+                    lanes: 0,
+                    func,
+                    precision,
+                }));
+                out.push(Wrapped {
+                    symbol: symbol.to_string(),
+                    real: real_addr,
+                    wrapper,
+                    desc_reg,
+                    desc,
+                });
+            }
         }
         // libmvec: `_ZGV<isa>N<lanes><v per argument>_<name>`.
         let params = match func.shape() {

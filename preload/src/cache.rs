@@ -16,7 +16,7 @@ use crate::stats::STATS;
 use crate::sys;
 use rewriter::translate::{ExitRecord, InsnMapEntry, TranslateError, EXIT_STUB_LEN};
 use rewriter::TranslateOptions;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 const CHUNK_BYTES: u64 = 64 << 20;
@@ -70,6 +70,10 @@ pub struct CodeCache {
     incoming: BTreeMap<u64, Vec<(u64, u64)>>,
     /// Translation settings.
     opts: TranslateOptions,
+    /// Pages of guest code read successfully before and not unmapped or
+    /// reprotected since: read directly (fault-tolerant) instead of with a
+    /// system call.
+    readable: BTreeSet<u64>,
 }
 
 /// The code cache.
@@ -82,7 +86,34 @@ pub fn init(opts: TranslateOptions) {
         cursors: Vec::new(),
         incoming: BTreeMap::new(),
         opts,
+        readable: BTreeSet::new(),
     });
+}
+
+/// Reads guest code like [`read_guest`], but pages known to be readable
+/// are copied directly, without a system call per page.
+fn read_code(readable: &mut BTreeSet<u64>, addr: u64, buf: &mut [u8]) -> usize {
+    let mut done = 0;
+    while done < buf.len() {
+        let a = addr + done as u64;
+        let page = a >> 12;
+        let n = ((4096 - (a & 4095)) as usize).min(buf.len() - done);
+        let piece = &mut buf[done..done + n];
+        // SAFETY: `piece` is our own buffer; a fault on the guest side (the
+        // page was unmapped behind our back) is recovered by safe_copy.
+        let copied = readable.contains(&page)
+            && unsafe { sys::safe_copy(piece.as_mut_ptr(), a as *const u8, n) };
+        if !copied {
+            readable.remove(&page);
+            let got = read_guest(a, piece);
+            if got < n {
+                return done + got;
+            }
+            readable.insert(page);
+        }
+        done += n;
+    }
+    done
 }
 
 /// Reads guest code without faulting (a short count at an unmapped page).
@@ -140,6 +171,8 @@ impl CodeCache {
                 crate::diag::fatal_at(guest_pc, "no code-cache memory within reach of this code");
             };
             let cache_pc = self.cursors[ci].next_multiple_of(16);
+            let readable = &mut self.readable;
+            let mut read = |a: u64, b: &mut [u8]| read_code(readable, a, b);
             let t = match crate::record::math::interception(guest_pc) {
                 Some((wrapper, reg, desc)) => rewriter::translate::translate_native_call(
                     guest_pc,
@@ -148,13 +181,9 @@ impl CodeCache {
                     wrapper,
                     Some((reg, desc)),
                 ),
-                None => rewriter::translate_block(
-                    &mut read_guest,
-                    guest_pc,
-                    cache_pc,
-                    &layout,
-                    &self.opts,
-                )?,
+                None => {
+                    rewriter::translate_block(&mut read, guest_pc, cache_pc, &layout, &self.opts)?
+                }
             };
             let base = CHUNKS[ci].base.load(Ordering::Relaxed);
             if cache_pc + t.code.len() as u64 <= base + CHUNK_BYTES {
@@ -221,6 +250,16 @@ impl CodeCache {
     /// Forgets every block overlapping `[start, end)` and unlinks branches
     /// into them. Returns whether anything was dropped.
     pub fn invalidate(&mut self, start: u64, end: u64) -> bool {
+        if end > start {
+            let pages: Vec<u64> = self
+                .readable
+                .range(start >> 12..=(end - 1) >> 12)
+                .copied()
+                .collect();
+            for page in pages {
+                self.readable.remove(&page);
+            }
+        }
         // A block covers at most MAX_BLOCK_INSNS instructions of ≤ 15 bytes.
         let reach = (rewriter::translate::MAX_BLOCK_INSNS * 15) as u64;
         let doomed: Vec<u64> = self

@@ -150,6 +150,13 @@ pub fn record_plan(insn: &Instruction, flags_free: bool) -> Plan {
     }
     match semantics(insn.code()) {
         Some(Semantics::NoWrite) | Some(Semantics::Special(SpecialKind::Control)) => Plan::Nothing,
+        Some(Semantics::Passive) if flags_free && is_vector_integer_arithmetic(insn) => {
+            // Integer arithmetic on floating-point bits (exponent tricks)
+            // loses the derivative: the runtime reports it when it happens.
+            passive_unless_active(insn, true)
+                .or_else(|| passive_registers(insn).map(Plan::ClearRegisters))
+                .unwrap_or(Plan::Runtime)
+        }
         Some(Semantics::Passive) if !byte_granular_shift(insn) => {
             passive_registers(insn).map_or(Plan::Runtime, Plan::ClearRegisters)
         }
@@ -162,10 +169,24 @@ pub fn record_plan(insn: &Instruction, flags_free: bool) -> Plan {
             .or_else(|| vector_move(insn, flags_free))
             .unwrap_or(Plan::Runtime),
         Some(Semantics::BitLogic(_)) if flags_free => {
-            passive_unless_active(insn).unwrap_or(Plan::Runtime)
+            passive_unless_active(insn, false).unwrap_or(Plan::Runtime)
         }
         _ => Plan::Runtime,
     }
+}
+
+/// Integer add, subtract, multiply or shift on vector lanes (`paddd`,
+/// `vpsllq`, …): on floating-point data these are exponent tricks (scaling
+/// by 2^q), whose result dgad cannot differentiate.
+pub fn is_vector_integer_arithmetic(insn: &Instruction) -> bool {
+    let name = format!("{:?}", insn.mnemonic());
+    let name = name.strip_prefix('V').unwrap_or(&name);
+    ["Padd", "Psub", "Pmul", "Psll", "Psrl", "Psra"]
+        .iter()
+        .any(|p| name.starts_with(p))
+        && (0..insn.op_count()).any(|i| {
+            insn.op_kind(i) == OpKind::Register && insn.op_register(i).is_vector_register()
+        })
 }
 
 /// `xor`/`sub` of a register with itself, in any encoding without a
@@ -218,22 +239,27 @@ fn is_zero_idiom(insn: &Instruction) -> bool {
         && insn.op_register(n - 1) == insn.op_register(n - 2)
 }
 
-/// [`Plan::PassiveUnlessActive`] for bitwise logic whose operands are
-/// general or vector registers (up to 32 bytes) and immediates.
-fn passive_unless_active(insn: &Instruction) -> Option<Plan> {
+/// [`Plan::PassiveUnlessActive`] for instructions whose operands are
+/// general or vector registers (up to 32 bytes) and immediates; with
+/// `memory_source`, also a memory operand that is only read (its shadow is
+/// not checked: for reports, not for derivatives).
+fn passive_unless_active(insn: &Instruction, memory_source: bool) -> Option<Plan> {
     if insn.op_mask() != Register::None
+        || (memory_source && insn.op0_kind() == OpKind::Memory)
         || (0..insn.op_count()).any(|i| {
-            !matches!(
-                insn.op_kind(i),
-                OpKind::Register
-                    | OpKind::Immediate8
-                    | OpKind::Immediate8to32
-                    | OpKind::Immediate8to64
-                    | OpKind::Immediate32
-                    | OpKind::Immediate32to64
-                    | OpKind::Immediate64
-                    | OpKind::Immediate16
-            )
+            let memory_ok = memory_source && insn.op_kind(i) == OpKind::Memory;
+            !memory_ok
+                && !matches!(
+                    insn.op_kind(i),
+                    OpKind::Register
+                        | OpKind::Immediate8
+                        | OpKind::Immediate8to32
+                        | OpKind::Immediate8to64
+                        | OpKind::Immediate32
+                        | OpKind::Immediate32to64
+                        | OpKind::Immediate64
+                        | OpKind::Immediate16
+                )
         })
     {
         return None;

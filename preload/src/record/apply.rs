@@ -35,7 +35,10 @@ pub fn instrument(ctx: &mut ThreadCtx, insn: &Instruction) {
         Some(Semantics::Special(SpecialKind::StateSave)) => super::statesave::apply(ctx, &insn),
         Some(Semantics::NoWrite) | Some(Semantics::Special(SpecialKind::Control)) => {}
         Some(Semantics::Passive) if byte_granular_shift(&insn) => moves(ctx, &insn),
-        Some(Semantics::Passive) => clear_written(ctx, &insn, false),
+        Some(Semantics::Passive) => {
+            let report = rewriter::instrument::is_vector_integer_arithmetic(&insn);
+            clear_written(ctx, &insn, report)
+        }
         Some(Semantics::Special(SpecialKind::GatherScatter)) | None => {
             clear_written(ctx, &insn, true)
         }

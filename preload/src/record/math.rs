@@ -34,19 +34,45 @@ pub fn init() -> usize {
             libc::RTLD_NOLOAD | libc::RTLD_LAZY,
         )
     };
-    let lookup = |handle: *mut libc::c_void, name: &str| {
+    // libc defines its own ldexp, frexp, modf, scalbn (and their f/l
+    // variants); programs that find libc first (CPython) call those.
+    // SAFETY: as above.
+    let libc_handle =
+        unsafe { libc::dlopen(c"libc.so.6".as_ptr(), libc::RTLD_NOLOAD | libc::RTLD_LAZY) };
+    let lookup = |handle: *mut libc::c_void, name: &str, version: Option<&core::ffi::CStr>| {
         if handle.is_null() {
             return None;
         }
         let mut c = name.as_bytes().to_vec();
         c.push(0);
-        // SAFETY: as above; `c` is NUL-terminated.
-        let p = unsafe { libc::dlsym(handle, c.as_ptr() as *const libc::c_char) };
+        let name = c.as_ptr() as *const libc::c_char;
+        // SAFETY: as above; `c` and `version` are NUL-terminated.
+        let p = unsafe {
+            match version {
+                None => libc::dlsym(handle, name),
+                Some(v) => libc::dlvsym(handle, name, v.as_ptr()),
+            }
+        };
         (!p.is_null()).then_some(p as u64)
     };
     let mut table = mathwrap::wrappers::<RuntimeHost>(
-        |name| lookup(handle, name),
-        |name| lookup(vector_handle, name),
+        |name| {
+            // The default version, the first one (glibc ≥ 2.29 still
+            // exports exp, log, pow, … @GLIBC_2.2.5 for old binaries such
+            // as numpy wheels), and libc's copy.
+            let mut all: Vec<u64> = [
+                lookup(handle, name, None),
+                lookup(handle, name, Some(c"GLIBC_2.2.5")),
+                lookup(libc_handle, name, None),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            all.sort_unstable();
+            all.dedup();
+            all
+        },
+        |name| lookup(vector_handle, name, None),
     );
     table.sort_by_key(|w| w.real);
     // Aliases (`gamma` and `lgamma`, …) share an entry: keep the first.

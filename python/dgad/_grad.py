@@ -1,0 +1,285 @@
+"""``dgad.grad``: record a function in a child process and sweep its tape.
+
+The function runs in a new ``python3`` (this interpreter, ``sys.executable``)
+started with ``LD_PRELOAD=libdgad.so`` and ``DGAD_RECORD`` set to a fresh
+directory; the child marks the inputs, calls the function, marks the
+results and writes their values. ``dg-eval`` then evaluates the tape.
+
+Finding the tools (first hit wins):
+
+* libdgad.so: ``$DGAD_LIB``; ``$CARGO_TARGET_DIR/release``; the repository's
+  ``target/release`` (the repository that holds this package, or the one
+  recorded when the package was installed with pip).
+* dg-eval: ``$DGAD_EVAL``; next to the libdgad.so found; the places above;
+  ``dg-eval`` in ``PATH``.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from . import _funcpickle
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+class DgadError(RuntimeError):
+    """dgad.grad could not compute the derivative (tool missing, recording
+    failed, the function raised, ...); the message says why."""
+
+
+def _repository_roots():
+    roots = []
+    try:
+        from . import _install_info  # written by setup.py at installation
+        roots.append(_install_info.REPOSITORY)
+    except ImportError:
+        pass
+    # python/dgad/_grad.py -> the repository is two levels up.
+    roots.append(os.path.dirname(os.path.dirname(_PACKAGE_DIR)))
+    return [r for r in roots if r]
+
+
+def _release_dirs():
+    dirs = []
+    target = os.environ.get("CARGO_TARGET_DIR")
+    for root in _repository_roots():
+        if target:
+            dirs.append(os.path.join(root, target, "release"))
+        dirs.append(os.path.join(root, "target", "release"))
+    return list(dict.fromkeys(dirs))
+
+
+def find_lib():
+    """Path of libdgad.so; raises DgadError saying where it looked."""
+    explicit = os.environ.get("DGAD_LIB")
+    if explicit:
+        path = os.path.abspath(explicit)
+        if not os.path.isfile(path):
+            raise DgadError("DGAD_LIB=%s: no such file" % explicit)
+        return path
+    tried = []
+    for directory in _release_dirs():
+        path = os.path.join(directory, "libdgad.so")
+        if os.path.isfile(path):
+            return path
+        tried.append(path)
+    raise DgadError(
+        "libdgad.so not found (tried %s). Build it with `cargo build --release -p preload` "
+        "in the dgad repository, or set DGAD_LIB to its path." % ", ".join(tried))
+
+
+def find_eval(lib=None):
+    """Path of dg-eval; raises DgadError saying where it looked."""
+    explicit = os.environ.get("DGAD_EVAL")
+    if explicit:
+        path = os.path.abspath(explicit)
+        if not os.path.isfile(path):
+            raise DgadError("DGAD_EVAL=%s: no such file" % explicit)
+        return path
+    candidates = []
+    if lib:
+        candidates.append(os.path.join(os.path.dirname(lib), "dg-eval"))
+    candidates += [os.path.join(d, "dg-eval") for d in _release_dirs()]
+    for path in candidates:
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+    on_path = shutil.which("dg-eval")
+    if on_path:
+        return on_path
+    raise DgadError(
+        "dg-eval not found (tried %s and PATH). Build it with `cargo build --release -p "
+        "evaluator` in the dgad repository, or set DGAD_EVAL to its path."
+        % ", ".join(candidates))
+
+
+def _record_root():
+    # The tape is written with pwrite; tmpfs is the fast place for it.
+    for directory in ("/dev/shm", None):
+        if directory is None or (os.path.isdir(directory) and os.access(directory, os.W_OK)):
+            return directory
+    return None
+
+
+def _numbers(x):
+    """The inputs as a flat list of floats, and how to rebuild the shape."""
+    np = sys.modules.get("numpy")
+    if np is not None and isinstance(x, np.ndarray):
+        return [float(v) for v in x.ravel()], ("ndarray", x.shape, x.dtype.str)
+    if isinstance(x, (list, tuple)):
+        values = [float(v) for v in x]
+        return values, ("list", len(values), None)
+    return [float(x)], ("scalar", None, None)
+
+
+def _child_environment(lib, directory):
+    env = dict(os.environ)
+    for key in list(env):
+        if key.startswith("DGAD_") and key not in ("DGAD_PY_CLIENT", "DGAD_PY_CACHE",
+                                                   "DGAD_MATHWRAP", "DGAD_CPUID",
+                                                   "DGAD_LOG", "DGAD_TRACE", "DGAD_STATS"):
+            del env[key]
+    env["LD_PRELOAD"] = lib
+    env["DGAD_RECORD"] = directory
+    env["DGAD_MODE"] = "record"
+    # The child imports this package from where this process found it, and
+    # the function's modules from this process's path.
+    paths = [os.path.dirname(_PACKAGE_DIR)] + [p or os.getcwd() for p in sys.path]
+    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+    return env
+
+
+def _read_numbers(path):
+    with open(path) as f:
+        return [[float(v) for v in line.split()] for line in f if line.strip()]
+
+
+def _count_lines(path):
+    try:
+        with open(path) as f:
+            return sum(1 for line in f if line.strip())
+    except OSError:
+        return 0
+
+
+class _Recording:
+    """One recorded run of `function` at `x`: directory, values, counts."""
+
+    def __init__(self, function, x, lib, evaluator, keep):
+        self.lib = lib or find_lib()
+        self.evaluator = evaluator or find_eval(self.lib)
+        self.inputs, self.shape = _numbers(x)
+        payload = _funcpickle.dumps((function, self.inputs, self.shape))
+        self.directory = tempfile.mkdtemp(prefix="dgad-grad-", dir=_record_root())
+        self.keep = keep or bool(os.environ.get("DGAD_PY_KEEP"))
+        with open(os.path.join(self.directory, "dgad-py-payload"), "wb") as f:
+            f.write(payload)
+        command = [sys.executable, "-m", "dgad._child", self.directory]
+        env = _child_environment(self.lib, self.directory)
+        result = subprocess.run(command, env=env, stdin=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE)
+        stderr = result.stderr.decode(errors="replace")
+        values_path = os.path.join(self.directory, "dgad-py-values")
+        if result.returncode == 0 and os.path.isfile(values_path):
+            sys.stderr.write(stderr)  # the function's own messages, and dgad's
+        else:
+            self.close()
+            raise DgadError(
+                "the recording run failed (exit status %d):\n  %s\n%s%s"
+                % (result.returncode,
+                   "LD_PRELOAD=%s DGAD_RECORD=%s %s" % (self.lib, self.directory,
+                                                        " ".join(command)),
+                   stderr.strip() or "(no output on stderr)",
+                   "" if self.keep else "\n(keep=True keeps the record directory)"))
+        with open(values_path) as f:
+            lines = f.read().split()
+        self.output_kind = lines[0]
+        self.values = [float.fromhex(v) for v in lines[1:]]
+        count_in = _count_lines(os.path.join(self.directory, "dg-input-indices"))
+        count_out = _count_lines(os.path.join(self.directory, "dg-output-indices"))
+        # (A run without inputs records nothing at all.)
+        if self.inputs and (count_in, count_out) != (len(self.inputs), len(self.values)):
+            self.close()
+            raise DgadError("the recording declared %d inputs and %d outputs, expected %d and "
+                            "%d (did the function mark values itself?)"
+                            % (count_in, count_out, len(self.inputs), len(self.values)))
+
+    def sweep(self, seed_file, seed_lines, result_file, *options):
+        with open(os.path.join(self.directory, seed_file), "w") as f:
+            f.write("".join(line + "\n" for line in seed_lines))
+        return self.evaluate(result_file, *options)
+
+    def evaluate(self, result_file, *options):
+        command = [self.evaluator, self.directory] + list(options)
+        result = subprocess.run(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT,
+                                env={k: v for k, v in os.environ.items()
+                                     if k != "LD_PRELOAD"})
+        if result.returncode != 0:
+            raise DgadError("`%s` failed (exit status %d):\n%s"
+                            % (" ".join(command), result.returncode,
+                               result.stdout.decode(errors="replace")))
+        return _read_numbers(os.path.join(self.directory, result_file))
+
+    def close(self):
+        if self.directory is None:
+            return
+        directory, self.directory = self.directory, None
+        if self.keep:
+            sys.stderr.write("dgad: python: record directory kept: %s\n" % directory)
+            return
+        shutil.rmtree(directory, ignore_errors=True)
+
+    def shaped(self, flat):
+        kind, shape, dtype = self.shape
+        if kind == "scalar":
+            return flat[0]
+        if kind == "ndarray":
+            import numpy as np
+            return np.array(flat, dtype=np.float64).reshape(shape)
+        return list(flat)
+
+
+def _scalar_output(recording):
+    if len(recording.values) != 1:
+        raise DgadError("dgad.grad needs a function with one real result; this one gave %d "
+                        "(use dgad.jacobian)" % len(recording.values))
+
+
+def value_and_grad(function, x, *, lib=None, evaluator=None, keep=False):
+    """``(function(x), gradient)``: as ``grad``, with the value computed in
+    the recording run."""
+    recording = _Recording(function, x, lib, evaluator, keep)
+    try:
+        _scalar_output(recording)
+        if not recording.inputs:
+            return recording.values[0], recording.shaped([])
+        rows = recording.sweep("dg-output-bars", ["1.0"], "dg-input-bars")
+        gradient = [row[0] for row in rows]
+        if len(gradient) != len(recording.inputs):
+            raise DgadError("dg-input-bars has %d values, expected %d"
+                            % (len(gradient), len(recording.inputs)))
+        return recording.values[0], recording.shaped(gradient)
+    finally:
+        recording.close()
+
+
+def grad(function, x, *, lib=None, evaluator=None, keep=False):
+    """The gradient of ``function`` at ``x``, recorded under dgad.
+
+    ``x``: a list or tuple of numbers (``function`` receives a list of
+    floats, the gradient is a list of floats), a number (``function``
+    receives a float, the result is a float), or a numpy array
+    (``function`` receives a float64 array marked with ``input_array``, the
+    gradient is an array of that shape). ``function`` returns one real
+    number.
+
+    Runs ``function`` in a new ``python3`` under ``LD_PRELOAD=libdgad.so``
+    in record mode (so it costs a process start under dgad, seconds for
+    CPython), then ``dg-eval``'s reverse sweep. ``function`` is sent by value
+    if it cannot be imported (lambdas, nested functions, ``__main__``), with
+    the globals it uses and its closure. Anything it prints goes to this
+    process's stdout. ``lib``/``evaluator`` override the tools' paths
+    (default: ``$DGAD_LIB``/``$DGAD_EVAL`` or the repository's
+    ``target/release``); ``keep=True`` keeps the record directory (its path is
+    printed on stderr). Raises DgadError when a tool is missing or the run
+    fails.
+    """
+    return value_and_grad(function, x, lib=lib, evaluator=evaluator, keep=keep)[1]
+
+
+def jacobian(function, x, *, lib=None, evaluator=None, keep=False):
+    """The Jacobian of a function with one or several real results, as a
+    list of rows (one per result, one column per input, inputs flattened in
+    C order), from one recording and ``dg-eval --jacobian``."""
+    recording = _Recording(function, x, lib, evaluator, keep)
+    try:
+        if not recording.values or not recording.inputs:
+            return [[0.0] * len(recording.inputs) for _ in recording.values]
+        rows = recording.evaluate("dg-jacobian", "--jacobian")
+        return rows
+    finally:
+        recording.close()
+
