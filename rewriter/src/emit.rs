@@ -123,32 +123,65 @@ impl Emitter {
         self.u32(disp);
     }
 
-    /// `mov rax, [rax]` (8 bytes) or `mov eax, [rax]` (4). Clobbers `rax`.
+    /// `rax` = the `size` (8, 4, 2 or 1) bytes at `[rax]`, zero-extended.
     pub fn load_rax_from_rax(&mut self, size: u8) {
-        if size == 8 {
-            self.bytes(&[0x48, 0x8b, 0x00]);
-        } else {
-            self.bytes(&[0x8b, 0x00]);
+        match size {
+            8 => self.bytes(&[0x48, 0x8b, 0x00]),
+            4 => self.bytes(&[0x8b, 0x00]),
+            2 => self.bytes(&[0x0f, 0xb7, 0x00]),
+            _ => self.bytes(&[0x0f, 0xb6, 0x00]),
         }
     }
 
-    /// `mov [rax], rdx` (8 bytes) or `mov [rax], edx` (4). Clobbers nothing.
+    /// Stores the low `size` (8, 4, 2 or 1) bytes of `rdx` at `[rax]`.
+    /// Clobbers nothing.
     pub fn store_rdx_to_rax(&mut self, size: u8) {
-        if size == 8 {
-            self.bytes(&[0x48, 0x89, 0x10]);
-        } else {
-            self.bytes(&[0x89, 0x10]);
+        match size {
+            8 => self.bytes(&[0x48, 0x89, 0x10]),
+            4 => self.bytes(&[0x89, 0x10]),
+            2 => self.bytes(&[0x66, 0x89, 0x10]),
+            _ => self.bytes(&[0x88, 0x10]),
         }
     }
 
-    /// `mov qword [rax], 0` or `mov dword [rax], 0`. Clobbers nothing.
+    /// Zeroes `size` (8, 4, 2 or 1) bytes at `[rax]`. Clobbers nothing.
     pub fn zero_at_rax(&mut self, size: u8) {
-        if size == 8 {
-            self.bytes(&[0x48, 0xc7, 0x00]);
-        } else {
-            self.bytes(&[0xc7, 0x00]);
+        match size {
+            8 => {
+                self.bytes(&[0x48, 0xc7, 0x00]);
+                self.u32(0);
+            }
+            4 => {
+                self.bytes(&[0xc7, 0x00]);
+                self.u32(0);
+            }
+            2 => self.bytes(&[0x66, 0xc7, 0x00, 0x00, 0x00]),
+            _ => self.bytes(&[0xc6, 0x00, 0x00]),
         }
-        self.u32(0);
+    }
+
+    /// `rax` = the `size` (8, 4, 2 or 1) bytes at `gs:[disp]`,
+    /// zero-extended. Clobbers `rax`.
+    pub fn load_gs_zx_rax(&mut self, disp: u32, size: u8) {
+        match size {
+            8 => self.bytes(&[0x65, 0x48, 0x8b, 0x04, 0x25]),
+            4 => self.bytes(&[0x65, 0x8b, 0x04, 0x25]),
+            2 => self.bytes(&[0x65, 0x0f, 0xb7, 0x04, 0x25]),
+            _ => self.bytes(&[0x65, 0x0f, 0xb6, 0x04, 0x25]),
+        }
+        self.u32(disp);
+    }
+
+    /// Stores the low `size` (8, 4, 2 or 1) bytes of `rax` at `gs:[disp]`.
+    /// Clobbers nothing.
+    pub fn store_gs_rax_sized(&mut self, disp: u32, size: u8) {
+        match size {
+            8 => self.bytes(&[0x65, 0x48, 0x89, 0x04, 0x25]),
+            4 => self.bytes(&[0x65, 0x89, 0x04, 0x25]),
+            2 => self.bytes(&[0x66, 0x65, 0x89, 0x04, 0x25]),
+            _ => self.bytes(&[0x65, 0x88, 0x04, 0x25]),
+        }
+        self.u32(disp);
     }
 
     /// `mov rdx, gs:[disp]` (8) or `mov edx, gs:[disp]` (4). Clobbers `rdx`.

@@ -16,6 +16,16 @@ pub enum Plan {
     /// Writes only registers, with values that carry no derivative: zero
     /// these `(offset in the shadow register file, bytes)` ranges inline.
     ClearRegisters(Vec<(u32, u8)>),
+    /// `movzx` from a general register: the source's low `size` shadow
+    /// bytes, zero-extended, become the destination's shadow.
+    ExtendRegister {
+        /// Shadow of the destination register.
+        dst: u32,
+        /// Shadow of the source register.
+        src: u32,
+        /// Source size in bytes (1 or 2).
+        size: u8,
+    },
     /// `mov` between general registers: copy the source's shadow
     /// (`narrow`: 32-bit, the upper half becomes passive).
     CopyRegister {
@@ -32,16 +42,32 @@ pub enum Plan {
     LoadShadow {
         /// Shadow of the destination register.
         dst: u32,
-        /// Operand size in bytes.
+        /// Operand size in bytes (8, 4, 2 or 1).
         size: u8,
+        /// The destination register's whole shadow is written (the
+        /// loaded bytes zero-extended: 32- and 64-bit moves, `movzx`);
+        /// otherwise only `size` bytes (8- and 16-bit moves).
+        extend: bool,
     },
-    /// `mov [mem], reg` (8 or 4 bytes): the register's shadow to the
+    /// `mov [mem], reg` (8, 4, 2 or 1 bytes): the register's shadow to the
     /// memory operand's shadow. Needs dead flags.
     StoreShadow {
         /// Shadow of the source register.
         src: u32,
         /// Operand size in bytes.
         size: u8,
+    },
+    /// `push`: the shadow of the 8 bytes below `rsp` becomes the source
+    /// register's shadow (`None`: an immediate, passive). Needs dead flags.
+    Push {
+        /// Shadow of the pushed register.
+        src: Option<u32>,
+    },
+    /// `pop reg` (not `rsp`): the shadow of the 8 bytes at `rsp` becomes
+    /// the register's. Needs dead flags.
+    Pop {
+        /// Shadow of the destination register.
+        dst: u32,
     },
     /// `mov [mem], imm`: the memory operand's shadow becomes passive.
     /// Needs dead flags.
@@ -157,8 +183,19 @@ pub fn record_plan(insn: &Instruction, flags_free: bool) -> Plan {
                 .or_else(|| passive_registers(insn).map(Plan::ClearRegisters))
                 .unwrap_or(Plan::Runtime)
         }
-        Some(Semantics::Passive) if !byte_granular_shift(insn) => {
-            passive_registers(insn).map_or(Plan::Runtime, Plan::ClearRegisters)
+        Some(Semantics::Passive) if !byte_granular_shift(insn) => passive_registers(insn)
+            .map(Plan::ClearRegisters)
+            .or_else(|| passive_memory(insn, flags_free))
+            .unwrap_or(Plan::Runtime),
+        // A shift by whole bytes moves shadow bytes: nothing to do when the
+        // register carries no index.
+        Some(Semantics::Passive) if flags_free && insn.op0_register().is_gpr() => {
+            Plan::PassiveUnlessActive {
+                checks: vec![
+                    RegFile::gpr_offset(insn.op0_register().full_register().number(), 0) as u32,
+                ],
+                clears: Vec::new(),
+            }
         }
         Some(Semantics::FpArith {
             op,
@@ -167,12 +204,49 @@ pub fn record_plan(insn: &Instruction, flags_free: bool) -> Plan {
         }) => inline_arithmetic(insn, op, shape, flags_free).unwrap_or(Plan::Runtime),
         Some(Semantics::Move) => general_mov(insn, flags_free)
             .or_else(|| vector_move(insn, flags_free))
+            .or_else(|| stack_move(insn, flags_free))
             .unwrap_or(Plan::Runtime),
         Some(Semantics::BitLogic(_)) if flags_free => {
             passive_unless_active(insn, false).unwrap_or(Plan::Runtime)
         }
         _ => Plan::Runtime,
     }
+}
+
+/// An integer read-modify-write of memory that writes nothing else a
+/// shadow tracks (`add qword [mem], 1`, `dec dword [mem]`, …): the result is
+/// passive, so the memory operand's shadow becomes 0. Needs dead flags.
+fn passive_memory(insn: &Instruction, flags_free: bool) -> Option<Plan> {
+    if !flags_free
+        || insn.op0_kind() != OpKind::Memory
+        || insn.segment_prefix() != Register::None
+        || insn.memory_index().is_vector_register()
+        || is_vector_op_code(insn)
+    {
+        return None;
+    }
+    let size = insn.memory_size().size();
+    if !matches!(size, 1 | 2 | 4 | 8) {
+        return None;
+    }
+    let mut factory = InstructionInfoFactory::new();
+    let info = factory.info(insn);
+    let writes_registers = info
+        .used_registers()
+        .iter()
+        .any(|u| writes(u.access()) && !matches!(u.register(), Register::RIP | Register::EIP));
+    let memory_writes = info
+        .used_memory()
+        .iter()
+        .filter(|m| writes(m.access()))
+        .count();
+    (!writes_registers && memory_writes == 1).then_some(Plan::ZeroShadow { size: size as u8 })
+}
+
+/// Whether any operand is a vector register.
+fn is_vector_op_code(insn: &Instruction) -> bool {
+    (0..insn.op_count())
+        .any(|i| insn.op_kind(i) == OpKind::Register && insn.op_register(i).is_vector_register())
 }
 
 /// Integer add, subtract, multiply or shift on vector lanes (`paddd`,
@@ -311,6 +385,15 @@ fn general_mov(insn: &Instruction, flags_free: bool) -> Option<Plan> {
             4
         }
     };
+    // Operand `i` is a register whose shadow starts at its full register's
+    // (not ah, ch, dh, bh).
+    let low_gpr = |i: u32| {
+        insn.op_kind(i) == OpKind::Register
+            && !matches!(
+                insn.op_register(i),
+                Register::AH | Register::CH | Register::DH | Register::BH
+            )
+    };
     Some(match insn.code() {
         c @ (Mov_r64_rm64 | Mov_r32_rm32) if insn.op1_kind() == OpKind::Register => {
             Plan::CopyRegister {
@@ -329,7 +412,48 @@ fn general_mov(insn: &Instruction, flags_free: bool) -> Option<Plan> {
         c @ (Mov_r64_rm64 | Mov_r32_rm32) if plain_memory(1) => Plan::LoadShadow {
             dst: reg(0),
             size: size(c),
+            extend: true,
         },
+        // Byte and word moves: shadow bytes move with the data, so that a
+        // value copied piecewise keeps its index.
+        c @ (Mov_r8_rm8 | Mov_r16_rm16) if plain_memory(1) && low_gpr(0) => Plan::LoadShadow {
+            dst: reg(0),
+            size: if c == Mov_r8_rm8 { 1 } else { 2 },
+            extend: false,
+        },
+        c @ (Mov_rm8_r8 | Mov_rm16_r16) if plain_memory(0) && low_gpr(1) => Plan::StoreShadow {
+            src: reg(1),
+            size: if c == Mov_rm8_r8 { 1 } else { 2 },
+        },
+        c @ (Mov_rm8_imm8 | Mov_rm16_imm16) if plain_memory(0) => Plan::ZeroShadow {
+            size: if c == Mov_rm8_imm8 { 1 } else { 2 },
+        },
+        c @ (Movzx_r32_rm8 | Movzx_r64_rm8 | Movzx_r32_rm16 | Movzx_r64_rm16)
+            if plain_memory(1) =>
+        {
+            Plan::LoadShadow {
+                dst: reg(0),
+                size: if matches!(c, Movzx_r32_rm8 | Movzx_r64_rm8) {
+                    1
+                } else {
+                    2
+                },
+                extend: true,
+            }
+        }
+        c @ (Movzx_r32_rm8 | Movzx_r64_rm8 | Movzx_r32_rm16 | Movzx_r64_rm16)
+            if insn.op1_kind() == OpKind::Register && low_gpr(1) =>
+        {
+            Plan::ExtendRegister {
+                dst: reg(0),
+                src: reg(1),
+                size: if matches!(c, Movzx_r32_rm8 | Movzx_r64_rm8) {
+                    1
+                } else {
+                    2
+                },
+            }
+        }
         c @ (Mov_rm64_r64 | Mov_rm32_r32) if plain_memory(0) => Plan::StoreShadow {
             src: reg(1),
             size: size(c),
@@ -344,6 +468,41 @@ fn general_mov(insn: &Instruction, flags_free: bool) -> Option<Plan> {
         }
         _ => return None,
     })
+}
+
+/// Inline plans for 64-bit `push` of a register or an immediate and `pop`
+/// into a register other than `rsp`.
+fn stack_move(insn: &Instruction, flags_free: bool) -> Option<Plan> {
+    use iced_x86::Code::*;
+    if !flags_free {
+        return None;
+    }
+    let reg = |r: Register| RegFile::gpr_offset(r.full_register().number(), 0) as u32;
+    match insn.code() {
+        Push_r64 => Some(Plan::Push {
+            src: Some(reg(insn.op0_register())),
+        }),
+        Pushq_imm32 | Pushq_imm8 => Some(Plan::Push { src: None }),
+        Pop_r64 if insn.op0_register() != Register::RSP => Some(Plan::Pop {
+            dst: reg(insn.op0_register()),
+        }),
+        _ => None,
+    }
+}
+
+/// Whether `plan` only clobbers the flags as a side effect of straight-line
+/// shadow bookkeeping (no branches to the runtime), so that it can run
+/// between a save and a restore of the flags when they are live.
+pub fn flags_can_be_saved_around(plan: &Plan) -> bool {
+    matches!(
+        plan,
+        Plan::LoadShadow { .. }
+            | Plan::StoreShadow { .. }
+            | Plan::ZeroShadow { .. }
+            | Plan::Push { .. }
+            | Plan::Pop { .. }
+            | Plan::VectorMove { .. }
+    )
 }
 
 /// Inline recording for SSE2 and AVX (VEX, unmasked) double add/sub/mul.

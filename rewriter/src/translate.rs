@@ -414,8 +414,21 @@ impl<'a> Translator<'a> {
             FlowControl::Next | FlowControl::Exception | FlowControl::XbeginXabortXend => {
                 self.map(insn.ip(), 0);
                 let flags_dead = self.flags_dead.get(self.index).copied().unwrap_or(false);
-                if let Some(plan) = self.instrument.map(|plan| plan(insn, flags_dead)) {
-                    self.instrument_inline(insn, plan)?;
+                if let Some(plan_of) = self.instrument {
+                    let plan = plan_of(insn, flags_dead);
+                    // Live flags would send a memory move to the runtime:
+                    // keep it inline between a save and a restore of them.
+                    let saved = (!flags_dead && plan == Plan::Runtime)
+                        .then(|| plan_of(insn, true))
+                        .filter(crate::instrument::flags_can_be_saved_around);
+                    match saved {
+                        Some(plan) => {
+                            self.save_flags();
+                            self.instrument_inline(insn, plan)?;
+                            self.restore_flags();
+                        }
+                        None => self.instrument_inline(insn, plan)?,
+                    }
                 }
                 self.copy(insn, bytes)?;
                 // A trapping instruction (ud2, int3, hlt) ends the block, so
@@ -527,11 +540,52 @@ impl<'a> Translator<'a> {
                 self.e.store_gs(sr + dst, Gpr::RAX);
                 self.e.load_gs(Gpr::RAX, l.spill_rax);
             }
-            Plan::LoadShadow { dst, size } => {
+            Plan::LoadShadow { dst, size, extend } => {
                 self.spilled(insn, SPILLS_RAX);
                 self.e.store_gs(l.spill_rax, Gpr::RAX);
                 self.shadow_address_in_rax(insn)?;
                 self.e.load_rax_from_rax(size);
+                self.e
+                    .store_gs_rax_sized(sr + dst, if extend { 8 } else { size });
+                self.e.load_gs(Gpr::RAX, l.spill_rax);
+            }
+            Plan::Push { src } => {
+                self.spilled(insn, SPILLS_RAX | SPILLS_RDX);
+                self.e.store_gs(l.spill_rax, Gpr::RAX);
+                self.e.store_gs(l.spill_rdx, Gpr::RDX);
+                self.asm(Instruction::with2(
+                    Code::Lea_r64_m,
+                    Register::RAX,
+                    MemoryOperand::with_base_displ(Register::RSP, -8),
+                ));
+                self.e.xor_rax_gs(l.shadow_mask);
+                match src {
+                    Some(off) => {
+                        self.e.load_gs(Gpr::RDX, sr + off);
+                        self.e.store_rdx_to_rax(8);
+                    }
+                    None => self.e.zero_at_rax(8),
+                }
+                self.e.load_gs(Gpr::RDX, l.spill_rdx);
+                self.e.load_gs(Gpr::RAX, l.spill_rax);
+            }
+            Plan::Pop { dst } => {
+                self.spilled(insn, SPILLS_RAX);
+                self.e.store_gs(l.spill_rax, Gpr::RAX);
+                self.asm(Instruction::with2(
+                    Code::Mov_r64_rm64,
+                    Register::RAX,
+                    Register::RSP,
+                ));
+                self.e.xor_rax_gs(l.shadow_mask);
+                self.e.load_rax_from_rax(8);
+                self.e.store_gs(sr + dst, Gpr::RAX);
+                self.e.load_gs(Gpr::RAX, l.spill_rax);
+            }
+            Plan::ExtendRegister { dst, src, size } => {
+                self.spilled(insn, SPILLS_RAX);
+                self.e.store_gs(l.spill_rax, Gpr::RAX);
+                self.e.load_gs_zx_rax(sr + src, size);
                 self.e.store_gs(sr + dst, Gpr::RAX);
                 self.e.load_gs(Gpr::RAX, l.spill_rax);
             }
@@ -658,6 +712,28 @@ impl<'a> Translator<'a> {
         self.asm(Instruction::with2(Sub_rm32_imm32, Register::EAX, 1075u32));
         self.asm(Instruction::with2(Cmp_rm32_imm8, Register::EAX, 1u32));
         self.e.jcc_rel32_placeholder(0x6) // jbe
+    }
+
+    /// Saves the status flags in the context (`lahf` for SF ZF AF PF CF,
+    /// `seto` for OF), through `rax`, which is restored.
+    fn save_flags(&mut self) {
+        let l = *self.layout;
+        self.e.store_gs(l.spill_rax, Gpr::RAX);
+        self.e.bytes(&[0x9f]); // lahf
+        self.e.bytes(&[0x0f, 0x90, 0xc0]); // seto al
+        self.e.store_gs(l.spill_tmp + 8, Gpr::RAX);
+        self.e.load_gs(Gpr::RAX, l.spill_rax);
+    }
+
+    /// Restores the flags [`Self::save_flags`] saved (`add al, 0x7f` sets
+    /// OF exactly when `al` is 1, `sahf` the rest); `rax` is kept.
+    fn restore_flags(&mut self) {
+        let l = *self.layout;
+        self.e.store_gs(l.spill_rax, Gpr::RAX);
+        self.e.load_gs(Gpr::RAX, l.spill_tmp + 8);
+        self.e.bytes(&[0x04, 0x7f]); // add al, 0x7f
+        self.e.bytes(&[0x9e]); // sahf
+        self.e.load_gs(Gpr::RAX, l.spill_rax);
     }
 
     /// Encodes one inserted instruction at the current address.
