@@ -300,6 +300,34 @@ impl Emitter {
         self.offset() - 4
     }
 
+    /// `cmp <size> [rax + disp8], 0` for a size of 1, 2, 4 or 8 bytes.
+    /// Clobbers the flags.
+    pub fn cmp_at_rax_zero(&mut self, disp: u8, size: u8) {
+        match size {
+            8 => self.bytes(&[0x48, 0x83, 0x78, disp, 0x00]),
+            4 => self.bytes(&[0x83, 0x78, disp, 0x00]),
+            2 => self.bytes(&[0x66, 0x83, 0x78, disp, 0x00]),
+            _ => self.bytes(&[0x80, 0x78, disp, 0x00]),
+        }
+    }
+
+    /// Zeroes `size` (1, 2, 4 or 8) bytes at `[rax + disp8]`.
+    pub fn zero_at_rax_disp(&mut self, disp: u8, size: u8) {
+        match size {
+            8 => self.bytes(&[0x48, 0xc7, 0x40, disp, 0, 0, 0, 0]),
+            4 => self.bytes(&[0xc7, 0x40, disp, 0, 0, 0, 0]),
+            2 => self.bytes(&[0x66, 0xc7, 0x40, disp, 0, 0]),
+            _ => self.bytes(&[0xc6, 0x40, disp, 0]),
+        }
+    }
+
+    /// `jne rel32` with a placeholder; returns the field offset.
+    pub fn jne32_placeholder(&mut self) -> usize {
+        self.bytes(&[0x0f, 0x85]);
+        self.u32(0);
+        self.offset() - 4
+    }
+
     /// `jmp rel32` with a placeholder (not patched at run time); returns
     /// the offset of the rel32 field.
     pub fn jmp32_placeholder(&mut self) -> usize {

@@ -104,9 +104,36 @@ pub enum Plan {
         /// The shadow pieces of the registers written.
         clears: Vec<(u32, u8)>,
     },
+    /// Any other data-flow instruction whose inputs all turn out passive
+    /// has passive outputs: check the read registers' shadows (8-byte
+    /// pieces at `checks`) and the memory operand's, and if all are zero,
+    /// clear the written registers' (`clears`) and the written memory
+    /// operand's inline; otherwise call the runtime. With `save_flags` the
+    /// flags are live and kept around the checks.
+    AllPassive {
+        /// Shadow pieces (8 bytes each) of the registers read.
+        checks: Vec<u32>,
+        /// Shadow pieces of the registers written.
+        clears: Vec<(u32, u8)>,
+        /// The memory operand, if any.
+        memory: Option<MemoryAccess>,
+        /// The flags are live: save and restore them.
+        save_flags: bool,
+    },
     /// Everything else: the runtime applies the semantics before the
     /// instruction runs.
     Runtime,
+}
+
+/// The explicit memory operand of a [`Plan::AllPassive`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemoryAccess {
+    /// Operand size in bytes (1, 2, 4, 8, 16, 32 or 64).
+    pub bytes: u8,
+    /// The instruction reads it.
+    pub read: bool,
+    /// The instruction writes it.
+    pub written: bool,
 }
 
 /// The operands of a [`Plan::Arithmetic`].
@@ -167,6 +194,123 @@ pub fn writes(a: OpAccess) -> bool {
 /// The record-mode plan for `insn`; `flags_free` says whether the status
 /// flags are dead just before it (so inserted code may clobber them).
 pub fn record_plan(insn: &Instruction, flags_free: bool) -> Plan {
+    let plan = specific_plan(insn, flags_free);
+    let general = matches!(
+        semantics(insn.code()),
+        Some(
+            Semantics::Move
+                | Semantics::BitLogic(_)
+                | Semantics::FpArith { .. }
+                | Semantics::FpConvert { .. }
+                | Semantics::Passive
+        )
+    );
+    // With live flags, a specific plan the translator can run between a
+    // save and a restore of the flags beats the general one.
+    let saved_specific = !flags_free && flags_can_be_saved_around(&specific_plan(insn, true));
+    if plan == Plan::Runtime && general && !saved_specific {
+        if let Some(p) = all_passive(insn, !flags_free) {
+            return p;
+        }
+    }
+    plan
+}
+
+/// [`Plan::AllPassive`] for `insn`: explicit register, memory (one, plain)
+/// and immediate operands only, no masking, at most 16 shadow pieces to
+/// check.
+fn all_passive(insn: &Instruction, save_flags: bool) -> Option<Plan> {
+    // x87 instructions change the register stack in ways iced does not
+    // list as register uses (`fld1` pushes): they stay with the runtime.
+    if insn.op_mask() != Register::None
+        || insn.has_rep_prefix()
+        || insn.has_repne_prefix()
+        || insn.has_lock_prefix()
+        || insn.fpu_stack_increment_info().increment() != 0
+        || insn.cpuid_features().contains(&iced_x86::CpuidFeature::FPU)
+        // Masked stores keep the memory they do not write, but iced lists
+        // the memory as plainly written.
+        || matches!(
+            insn.mnemonic(),
+            Mnemonic::Vmaskmovps
+                | Mnemonic::Vmaskmovpd
+                | Mnemonic::Vpmaskmovd
+                | Mnemonic::Vpmaskmovq
+                | Mnemonic::Maskmovdqu
+                | Mnemonic::Vmaskmovdqu
+                | Mnemonic::Maskmovq
+        )
+    {
+        return None;
+    }
+    let mut factory = InstructionInfoFactory::new();
+    let info = factory.info(insn);
+    let mut memory = None;
+    if let Some(i) = (0..insn.op_count()).find(|&i| insn.op_kind(i) == OpKind::Memory) {
+        let bytes = insn.memory_size().size();
+        if insn.segment_prefix() != Register::None
+            || insn.memory_index().is_vector_register()
+            || info.used_memory().len() != 1
+            || !matches!(bytes, 1 | 2 | 4 | 8 | 16 | 32 | 64)
+        {
+            return None;
+        }
+        // A conditional write (masked store) keeps what it does not write:
+        // its old shadow must be passive too.
+        let access = info.used_memory()[0].access();
+        memory = Some(MemoryAccess {
+            bytes: bytes as u8,
+            read: !matches!(access, OpAccess::Write | OpAccess::NoMemAccess),
+            written: writes(access),
+        });
+        let _ = i;
+    } else if !info.used_memory().is_empty() {
+        return None;
+    }
+    let mut checks = Vec::new();
+    for u in info.used_registers() {
+        let r = u.register();
+        // A conditionally written register (cmov) keeps its value when the
+        // condition fails: it counts as an input.
+        if !matches!(
+            u.access(),
+            OpAccess::Read
+                | OpAccess::ReadWrite
+                | OpAccess::CondRead
+                | OpAccess::ReadCondWrite
+                | OpAccess::CondWrite
+        ) || r.is_k()
+            || r.is_segment_register()
+            || matches!(r, Register::RIP | Register::EIP)
+        {
+            continue;
+        }
+        if r.is_gpr() {
+            checks.push(RegFile::gpr_offset(r.full_register().number(), 0) as u32);
+        } else if r.is_xmm() || r.is_ymm() || r.is_zmm() {
+            let base = RegFile::vec_offset(r.number(), 0) as u32;
+            checks.extend((0..r.size() as u32).step_by(8).map(|b| base + b));
+        } else {
+            return None;
+        }
+    }
+    let (clears, others) = written_register_shadows(insn, info);
+    checks.sort_unstable();
+    checks.dedup();
+    let memory_pieces = memory.map_or(0, |m| usize::from(m.bytes).div_ceil(8));
+    if others || checks.len() + memory_pieces > 16 {
+        return None;
+    }
+    Some(Plan::AllPassive {
+        checks,
+        clears,
+        memory,
+        save_flags,
+    })
+}
+
+/// The plan of an instruction with its own inline rule, or `Runtime`.
+fn specific_plan(insn: &Instruction, flags_free: bool) -> Plan {
     if is_zero_idiom(insn) {
         let mut factory = InstructionInfoFactory::new();
         let (clears, others) = written_register_shadows(insn, factory.info(insn));

@@ -630,6 +630,63 @@ impl<'a> Translator<'a> {
                 let here = self.e.offset();
                 self.e.bind_rel32(done, here);
             }
+            Plan::AllPassive {
+                checks,
+                clears,
+                memory,
+                save_flags,
+            } => {
+                if save_flags {
+                    self.save_flags();
+                }
+                let mut to_runtime = Vec::new();
+                for off in checks {
+                    to_runtime.push(self.e.jne32_if_gs64_nonzero_placeholder(sr + off));
+                }
+                let mut to_runtime_rax = Vec::new();
+                if let Some(m) = memory {
+                    self.spilled(insn, SPILLS_RAX);
+                    self.e.store_gs(l.spill_rax, Gpr::RAX);
+                    self.shadow_address_in_rax(insn)?;
+                    let piece = m.bytes.min(8);
+                    if m.read {
+                        for k in (0..m.bytes).step_by(8) {
+                            self.e.cmp_at_rax_zero(k, piece);
+                            to_runtime_rax.push(self.e.jne32_placeholder());
+                        }
+                    }
+                    if m.written {
+                        for k in (0..m.bytes).step_by(8) {
+                            self.e.zero_at_rax_disp(k, piece);
+                        }
+                    }
+                    self.e.load_gs(Gpr::RAX, l.spill_rax);
+                }
+                for (off, len) in clears {
+                    self.e.zero_gs(sr + off, len);
+                }
+                if save_flags {
+                    self.restore_flags();
+                }
+                let done = self.e.jmp32_placeholder();
+                if !to_runtime_rax.is_empty() {
+                    let here = self.e.offset();
+                    for field in to_runtime_rax {
+                        self.e.bind_rel32(field, here);
+                    }
+                    self.e.load_gs(Gpr::RAX, l.spill_rax);
+                }
+                let slow = self.e.offset();
+                for field in to_runtime {
+                    self.e.bind_rel32(field, slow);
+                }
+                if save_flags {
+                    self.restore_flags();
+                }
+                self.instrument_call(insn);
+                let here = self.e.offset();
+                self.e.bind_rel32(done, here);
+            }
             Plan::Runtime => self.instrument_call(insn),
         }
         Ok(())
