@@ -222,8 +222,10 @@ pub fn record_plan(insn: &Instruction, flags_free: bool) -> Plan {
 fn all_passive(insn: &Instruction, save_flags: bool) -> Option<Plan> {
     // x87 instructions change the register stack in ways iced does not
     // list as register uses (`fld1` pushes): they stay with the runtime.
-    if insn.op_mask() != Register::None
-        || insn.has_rep_prefix()
+    // Masked forms keep what the mask leaves alone: their destination
+    // counts as an input below.
+    let masked = insn.op_mask() != Register::None;
+    if insn.has_rep_prefix()
         || insn.has_repne_prefix()
         || insn.has_lock_prefix()
         || insn.fpu_stack_increment_info().increment() != 0
@@ -260,7 +262,7 @@ fn all_passive(insn: &Instruction, save_flags: bool) -> Option<Plan> {
         let access = info.used_memory()[0].access();
         memory = Some(MemoryAccess {
             bytes: bytes as u8,
-            read: !matches!(access, OpAccess::Write | OpAccess::NoMemAccess),
+            read: masked || !matches!(access, OpAccess::Write | OpAccess::NoMemAccess),
             written: writes(access),
         });
         let _ = i;
@@ -272,14 +274,16 @@ fn all_passive(insn: &Instruction, save_flags: bool) -> Option<Plan> {
         let r = u.register();
         // A conditionally written register (cmov) keeps its value when the
         // condition fails: it counts as an input.
-        if !matches!(
+        let input = matches!(
             u.access(),
             OpAccess::Read
                 | OpAccess::ReadWrite
                 | OpAccess::CondRead
                 | OpAccess::ReadCondWrite
                 | OpAccess::CondWrite
-        ) || r.is_k()
+        ) || (masked && writes(u.access()));
+        if !input
+            || r.is_k()
             || r.is_segment_register()
             || matches!(r, Register::RIP | Register::EIP)
         {
@@ -519,7 +523,7 @@ fn general_mov(insn: &Instruction, flags_free: bool) -> Option<Plan> {
     let plain_memory = |i: u32| {
         insn.op_kind(i) == OpKind::Memory
             && flags_free
-            && insn.segment_prefix() == Register::None
+            && matches!(insn.segment_prefix(), Register::None | Register::FS)
             && !insn.memory_index().is_vector_register()
     };
     let size = |code| {
@@ -701,10 +705,27 @@ fn vector_move(insn: &Instruction, flags_free: bool) -> Option<Plan> {
         return None;
     }
     let legacy = insn.encoding() == EncodingKind::Legacy;
+    let gpr_move = matches!(
+        insn.code(),
+        Movq_rm64_xmm
+            | Movq_xmm_rm64
+            | Movd_rm32_xmm
+            | Movd_xmm_rm32
+            | VEX_Vmovq_rm64_xmm
+            | VEX_Vmovq_xmm_rm64
+            | VEX_Vmovd_rm32_xmm
+            | VEX_Vmovd_xmm_rm32
+    );
     let side = |i: u32| -> Option<MoveSide> {
         match insn.op_kind(i) {
             OpKind::Register => {
                 let r = insn.op_register(i);
+                if r.is_gpr() && gpr_move {
+                    return Some(MoveSide::Register(RegFile::gpr_offset(
+                        r.full_register().number(),
+                        0,
+                    ) as u32));
+                }
                 (r.is_xmm() || r.is_ymm() || r.is_zmm())
                     .then(|| MoveSide::Register(RegFile::vec_offset(r.number(), 0) as u32))
             }
@@ -784,6 +805,19 @@ fn vector_move(insn: &Instruction, flags_free: bool) -> Option<Plan> {
         Movss_xmmm32_xmm | VEX_Vmovss_m32_xmm => (4, 0),
         // movq between xmm registers or from memory zero-extends to 128 bits.
         Movq_xmm_xmmm64 | VEX_Vmovq_xmm_xmmm64 => (8, upper(8)),
+        // Between a general register (or memory) and an xmm register: the
+        // xmm is zero-extended; a 32-bit general register's upper half too.
+        Movq_xmm_rm64 | VEX_Vmovq_xmm_rm64 => (8, upper(8)),
+        Movd_xmm_rm32 | VEX_Vmovd_xmm_rm32 => (4, upper(4)),
+        Movq_rm64_xmm | VEX_Vmovq_rm64_xmm => (8, 0),
+        Movd_rm32_xmm | VEX_Vmovd_rm32_xmm => (
+            4,
+            if matches!(dst, MoveSide::Register(_)) {
+                4
+            } else {
+                0
+            },
+        ),
         Movq_xmmm64_xmm | VEX_Vmovq_xmmm64_xmm if matches!(dst, MoveSide::Memory) => (8, 0),
         _ => return None,
     };

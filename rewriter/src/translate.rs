@@ -1097,6 +1097,15 @@ impl<'a> Translator<'a> {
             .expect("lea rax, m is encodable");
         self.encode_here(&lea)
             .map_err(|_| TranslateError::OutOfReach(insn.ip()))?;
+        if insn.segment_prefix() == Register::FS {
+            // Thread-local data: the ABI keeps the thread pointer (the fs
+            // base) at fs:0.
+            self.asm(Instruction::with2(
+                Code::Add_r64_rm64,
+                Register::RAX,
+                MemoryOperand::new(Register::None, Register::None, 1, 0, 4, false, Register::FS),
+            ));
+        }
         self.e.xor_rax_gs(self.layout.shadow_mask);
         Ok(())
     }
