@@ -94,16 +94,6 @@ pub enum Plan {
     /// is older than the next index; otherwise call the runtime (nothing is
     /// written before that decision). Needs dead flags.
     Arithmetic(Arithmetic),
-    /// Bitwise logic on registers only: when every read register's shadow
-    /// (the 8-byte pieces at `checks`) is zero, the result is passive —
-    /// clear `clears` inline; otherwise call the runtime. Needs dead flags.
-    PassiveUnlessActive {
-        /// Shadow pieces (offset in the register file, 8 bytes each) of the
-        /// registers read.
-        checks: Vec<u32>,
-        /// The shadow pieces of the registers written.
-        clears: Vec<(u32, u8)>,
-    },
     /// Any other data-flow instruction whose inputs all turn out passive
     /// has passive outputs: check the read registers' shadows (8-byte
     /// pieces at `checks`) and the memory operand's, and if all are zero,
@@ -338,7 +328,9 @@ fn specific_plan(insn: &Instruction, flags_free: bool) -> Plan {
         // A shift by whole bytes moves shadow bytes: nothing to do when the
         // register carries no index.
         Some(Semantics::Passive) if flags_free && insn.op0_register().is_gpr() => {
-            Plan::PassiveUnlessActive {
+            Plan::AllPassive {
+                memory: None,
+                save_flags: false,
                 checks: vec![
                     RegFile::gpr_offset(insn.op0_register().full_register().number(), 0) as u32,
                 ],
@@ -461,7 +453,7 @@ fn is_zero_idiom(insn: &Instruction) -> bool {
         && insn.op_register(n - 1) == insn.op_register(n - 2)
 }
 
-/// [`Plan::PassiveUnlessActive`] for instructions whose operands are
+/// [`Plan::AllPassive`] (registers only) for instructions whose operands are
 /// general or vector registers (up to 32 bytes) and immediates; with
 /// `memory_source`, also a memory operand that is only read (its shadow is
 /// not checked: for reports, not for derivatives).
@@ -513,7 +505,12 @@ fn passive_unless_active(insn: &Instruction, memory_source: bool) -> Option<Plan
     }
     checks.sort_unstable();
     checks.dedup();
-    Some(Plan::PassiveUnlessActive { checks, clears })
+    Some(Plan::AllPassive {
+        checks,
+        clears,
+        memory: None,
+        save_flags: false,
+    })
 }
 
 /// Inline plans for `mov` with general registers, memory and immediates.

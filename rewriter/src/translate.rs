@@ -613,23 +613,6 @@ impl<'a> Translator<'a> {
                 zero,
             } => self.vector_move(insn, src, dst, len, zero)?,
             Plan::Arithmetic(a) => self.arithmetic(insn, a)?,
-            Plan::PassiveUnlessActive { checks, clears } => {
-                let mut to_runtime = Vec::new();
-                for off in checks {
-                    to_runtime.push(self.e.jne32_if_gs64_nonzero_placeholder(sr + off));
-                }
-                for (off, len) in clears {
-                    self.e.zero_gs(sr + off, len);
-                }
-                let done = self.e.jmp32_placeholder();
-                let slow = self.e.offset();
-                for field in to_runtime {
-                    self.e.bind_rel32(field, slow);
-                }
-                self.instrument_call(insn);
-                let here = self.e.offset();
-                self.e.bind_rel32(done, here);
-            }
             Plan::AllPassive {
                 checks,
                 clears,
@@ -698,17 +681,7 @@ impl<'a> Translator<'a> {
     fn lane_value_to_rax(&mut self, side: MoveSide, reg: Register, lane: u32, vex: bool) {
         use iced_x86::Code::*;
         let l = *self.layout;
-        let gs = |disp: u32| {
-            MemoryOperand::new(
-                Register::None,
-                Register::None,
-                1,
-                i64::from(disp),
-                4,
-                false,
-                Register::GS,
-            )
-        };
+        let gs = gs_operand;
         if side == MoveSide::Memory {
             self.asm(Instruction::with2(
                 Mov_r64_rm64,
@@ -826,17 +799,7 @@ impl<'a> Translator<'a> {
         use Register::*;
         let l = *self.layout;
         let sr = l.shadow_regs;
-        let gs = |disp: u32| {
-            MemoryOperand::new(
-                Register::None,
-                Register::None,
-                1,
-                i64::from(disp),
-                4,
-                false,
-                GS,
-            )
-        };
+        let gs = gs_operand;
         let at = |base: Register, disp: i64| MemoryOperand::with_base_displ(base, disp);
         let (tape_buf, tape_base, tape_next, tape_end) =
             (l.tape, l.tape + 8, l.tape + 16, l.tape + 24);
@@ -1231,6 +1194,19 @@ impl<'a> Translator<'a> {
         }
         literals_start
     }
+}
+
+/// `gs:[disp]`, an operand in the thread context.
+fn gs_operand(disp: u32) -> MemoryOperand {
+    MemoryOperand::new(
+        Register::None,
+        Register::None,
+        1,
+        i64::from(disp),
+        4,
+        false,
+        Register::GS,
+    )
 }
 
 /// The memory operand of `insn` as an operand for inserted code, with the

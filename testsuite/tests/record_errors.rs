@@ -268,3 +268,22 @@ fn libm_reached_through_dlsym_and_pointers_is_wrapped() {
          the test no longer shows what the interception does"
     );
 }
+
+/// A masked store of passive values that skips a lane holding an active
+/// value, and a cmov whose condition is false, keep the index they do not
+/// overwrite (both once lost by the inline all-passive rule).
+#[test]
+fn partial_writes_keep_the_indices_they_do_not_overwrite() {
+    let prog = build("partial_writes.c", &[]);
+    let x = 1.25f64;
+    let inv = Invocation::new(&prog).arg(x.to_string());
+    let native = run_native(&inv, None);
+    let scratch = ScratchDir::new("record-partial-writes");
+    let dir = scratch.path().join("run");
+    let out = record(&inv, &dir);
+    assert_eq!(out.stdout, native.stdout, "values differ");
+    let masked = gradient(&dir, "1\n0\n")[0];
+    let cmov = gradient(&dir, "0\n1\n")[0];
+    assert_eq!(masked, 3.0, "masked store: d(3x)/dx");
+    assert_eq!(cmov, 2.0 * x, "cmov with a false condition: d(x*x)/dx");
+}
