@@ -163,7 +163,7 @@ const FATAL_BY_DEFAULT: [i32; 14] = [
 /// A signal with the default action is about to end the process: complete
 /// the tape, say so, and let the default action happen. Signal context.
 fn die_by_default(sig: i32, fault: bool) {
-    if crate::record::recorder().is_some() {
+    if crate::record::has_files() {
         let blocks = crate::record::flush_all_in_signal();
         crate::dgad_eprintln!(
             "record: the program is ending on signal {}; the tape is complete ({} blocks)",

@@ -320,6 +320,15 @@ pub fn flush_all() {
     crate::threads::for_each_context(|c| r.flush(c));
 }
 
+/// Whether this process has created record files (declared an input or
+/// recorded a block); a process that has not writes nothing and has
+/// nothing to report.
+pub fn has_files() -> bool {
+    recorder().is_some_and(|r| {
+        r.tape_fd.load(Ordering::Acquire) >= 0 || r.input_fd.load(Ordering::Acquire) >= 0
+    })
+}
+
 /// Flushes every thread's blocks from a signal handler about to let the
 /// process die: the tape file is already open (see `next_chunk_for`), so
 /// this only writes. Returns the number of blocks handed out.
