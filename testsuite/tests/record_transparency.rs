@@ -67,3 +67,33 @@ fn python_threads_under_record_mode() {
         "python3 threading_workers.py",
     );
 }
+
+/// A shell pipeline under record mode: children inherit the preload, none
+/// declares an input, so none may write files or report anything (a
+/// `sort` ended by SIGPIPE once printed a tape note).
+#[test]
+fn shell_pipeline_under_record_mode_is_silent() {
+    let inv = Invocation::new("bash").args(["-c", "seq 1 20000 | sort -rn | head -3"]);
+    let scratch = ScratchDir::new("record-pipeline");
+    let dir = scratch.path().join("run");
+    let native = run_native(&inv, None);
+    let recorded = run_under_dgad(
+        &inv,
+        None,
+        &[
+            ("DGAD_MODE", "record"),
+            ("DGAD_RECORD", dir.to_str().unwrap()),
+        ],
+    );
+    assert_eq!(
+        recorded.stdout, native.stdout,
+        "stdout differs under record mode"
+    );
+    assert_eq!(recorded.status.code(), native.status.code());
+    let stderr = String::from_utf8_lossy(&recorded.stderr);
+    assert!(stderr.is_empty(), "the pipeline reported: {stderr}");
+    assert!(
+        !dir.join("dg-tape").exists(),
+        "a process that declared no input wrote a tape"
+    );
+}
