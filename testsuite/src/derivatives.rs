@@ -20,13 +20,11 @@
 //! Known failures are listed in `testsuite/derivatives/expected_failures.rs`
 //! with a reason that `docs/limitations.md` must repeat.
 
-use std::collections::HashMap;
 use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::fs;
-use std::panic::{self, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Mutex, OnceLock};
 
 use crate::{
     build_program_at, build_root, dgad_lib, path_from_env, run_native, run_under_dgad, target_dir,
@@ -602,40 +600,25 @@ fn build_once(
     extra_args: Vec<OsString>,
     link_args: Vec<OsString>,
 ) -> PathBuf {
-    type Slot = Arc<OnceLock<Result<PathBuf, String>>>;
-    static BUILDS: OnceLock<Mutex<HashMap<String, Slot>>> = OnceLock::new();
+    static BUILDS: crate::Slots<Result<PathBuf, String>> = OnceLock::new();
     let key = format!(
         "{}|{}|{}",
         source.display(),
         compiler_label(axis.compiler),
         axis.opt.label()
     );
-    let slot = BUILDS
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .entry(key)
-        .or_default()
-        .clone();
-    let built = slot.get_or_init(|| {
-        panic::catch_unwind(AssertUnwindSafe(|| {
-            build_program_at(source, axis.compiler, axis.opt, &extra_args, &link_args)
-        }))
-        .map_err(|payload| panic_text(payload.as_ref()))
+    let built = crate::once(&BUILDS, key, || {
+        Ok(build_program_at(
+            source,
+            axis.compiler,
+            axis.opt,
+            &extra_args,
+            &link_args,
+        ))
     });
     match built {
-        Ok(program) => program.clone(),
+        Ok(program) => program,
         Err(message) => panic!("building for {} failed:\n{message}", axis.label()),
-    }
-}
-
-fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
-    if let Some(text) = payload.downcast_ref::<String>() {
-        text.clone()
-    } else if let Some(text) = payload.downcast_ref::<&str>() {
-        (*text).to_owned()
-    } else {
-        "(no message)".to_owned()
     }
 }
 

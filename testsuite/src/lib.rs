@@ -904,3 +904,41 @@ impl Drop for ScratchDir {
         let _ = fs::remove_dir_all(&self.path);
     }
 }
+
+type Slot<T> = std::sync::Arc<std::sync::OnceLock<T>>;
+/// Per-key results computed once per test process (see [`once`]).
+pub(crate) type Slots<T> =
+    std::sync::OnceLock<std::sync::Mutex<std::collections::HashMap<String, Slot<T>>>>;
+
+/// `compute()` once per key and test process, however many tests ask at the
+/// same time (the others wait); a panic becomes an `Err` that every asker
+/// gets.
+pub(crate) fn once<T: Clone>(
+    slots: &'static Slots<Result<T, String>>,
+    key: String,
+    compute: impl FnOnce() -> Result<T, String>,
+) -> Result<T, String> {
+    let slot = slots
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .entry(key)
+        .or_default()
+        .clone();
+    slot.get_or_init(|| {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(compute))
+            .unwrap_or_else(|payload| Err(panic_text(payload.as_ref())))
+    })
+    .clone()
+}
+
+/// The message of a panic payload.
+pub(crate) fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(text) = payload.downcast_ref::<String>() {
+        text.clone()
+    } else if let Some(text) = payload.downcast_ref::<&str>() {
+        (*text).to_owned()
+    } else {
+        "(no message)".to_owned()
+    }
+}

@@ -31,17 +31,16 @@ use std::f32::consts::{E, FRAC_PI_2, LN_2, PI, TAU};
 use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::fs;
-use std::panic::{self, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use crate::derivatives::{
     all_axes, dependency_note, fortran_client_build, include_dir, indent, run_dg_eval,
     write_if_changed, Axis, FloatType, Language,
 };
 use crate::{
-    build_program_at, build_root, dgad_lib, run_native, run_under_dgad, Compiler, Invocation,
-    OptLevel, Outcome,
+    build_program_at, build_root, dgad_lib, once, run_native, run_under_dgad, Compiler, Invocation,
+    OptLevel, Outcome, Slots,
 };
 
 #[path = "../mathfns/expected_failures.rs"]
@@ -2137,41 +2136,6 @@ fn reference_stdin() -> String {
 // ---------------------------------------------------------------------------
 // Building and running, once per axis
 // ---------------------------------------------------------------------------
-
-type Slot<T> = Arc<OnceLock<T>>;
-type Slots<T> = OnceLock<Mutex<HashMap<String, Slot<T>>>>;
-
-/// `compute()` once per key and test process, however many tests ask at the
-/// same time (the others wait); a panic becomes an `Err` that every asker
-/// gets.
-fn once<T: Clone>(
-    slots: &'static Slots<Result<T, String>>,
-    key: String,
-    compute: impl FnOnce() -> Result<T, String>,
-) -> Result<T, String> {
-    let slot = slots
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .entry(key)
-        .or_default()
-        .clone();
-    slot.get_or_init(|| {
-        panic::catch_unwind(AssertUnwindSafe(compute))
-            .unwrap_or_else(|payload| Err(panic_text(payload.as_ref())))
-    })
-    .clone()
-}
-
-fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
-    if let Some(text) = payload.downcast_ref::<String>() {
-        text.clone()
-    } else if let Some(text) = payload.downcast_ref::<&str>() {
-        (*text).to_owned()
-    } else {
-        "(no message)".to_owned()
-    }
-}
 
 /// A generated program and the stdin it reads.
 #[derive(Clone)]
