@@ -393,11 +393,20 @@ fn is_vector_op_code(insn: &Instruction) -> bool {
 /// `vpsllq`, …): on floating-point data these are exponent tricks (scaling
 /// by 2^q), whose result dgad cannot differentiate.
 pub fn is_vector_integer_arithmetic(insn: &Instruction) -> bool {
-    let name = format!("{:?}", insn.mnemonic());
-    let name = name.strip_prefix('V').unwrap_or(&name);
-    ["Padd", "Psub", "Pmul", "Psll", "Psrl", "Psra"]
-        .iter()
-        .any(|p| name.starts_with(p))
+    // By mnemonic name, decided once per mnemonic (the runtime asks too).
+    static BY_MNEMONIC: std::sync::OnceLock<Box<[bool]>> = std::sync::OnceLock::new();
+    let table = BY_MNEMONIC.get_or_init(|| {
+        iced_x86::Mnemonic::values()
+            .map(|m| {
+                let name = format!("{m:?}");
+                let name = name.strip_prefix('V').unwrap_or(&name);
+                ["Padd", "Psub", "Pmul", "Psll", "Psrl", "Psra"]
+                    .iter()
+                    .any(|p| name.starts_with(p))
+            })
+            .collect()
+    });
+    table[insn.mnemonic() as usize]
         && (0..insn.op_count()).any(|i| {
             insn.op_kind(i) == OpKind::Register && insn.op_register(i).is_vector_register()
         })
