@@ -221,34 +221,16 @@ impl F80 {
         r
     }
 
-    /// `f(self)` for a libm `long double f(long double)`.
+    /// `f(self)` for a libm `long double f(long double)`: the call of
+    /// [`F80::call_int_first`] (`edi` is not an argument of `f`).
     pub fn call1(self, f: unsafe extern "C" fn()) -> F80 {
-        let mut r = F80::ZERO;
-        // SAFETY: the argument goes into a 16-byte stack slot (rsp is
-        // 16-byte aligned at the block's start and stays so), the callee
-        // follows the C ABI (clobber_abi), its result in st(0) is stored
-        // and popped into `r` through a callee-saved register.
-        unsafe {
-            asm!(
-                "sub rsp, 16",
-                "movups xmm0, [{a}]",
-                "movups [rsp], xmm0",
-                "call {f}",
-                "add rsp, 16",
-                "fstp tbyte ptr [r12]",
-                a = in(reg) &self,
-                f = in(reg) f,
-                in("r12") &mut r,
-                clobber_abi("C"),
-            );
-        }
-        r
+        self.call_int_first(f, 0)
     }
 
     /// `f(self, o)` for a libm `long double f(long double, long double)`.
     pub fn call2(self, f: unsafe extern "C" fn(), o: F80) -> F80 {
         let mut r = F80::ZERO;
-        // SAFETY: as in `call1`, with two stack slots.
+        // SAFETY: as in `call_int_first`, with two stack slots.
         unsafe {
             asm!(
                 "sub rsp, 32",
@@ -272,7 +254,11 @@ impl F80 {
     /// `f(n, self)` for a libm `long double f(int, long double)`.
     pub fn call_int_first(self, f: unsafe extern "C" fn(), n: i32) -> F80 {
         let mut r = F80::ZERO;
-        // SAFETY: as in `call1`; the int goes in edi.
+        // SAFETY: the argument goes into a 16-byte stack slot (rsp is
+        // 16-byte aligned at the block's start and stays so), the int in
+        // edi; the callee follows the C ABI (clobber_abi), its result in
+        // st(0) is stored and popped into `r` through a callee-saved
+        // register.
         unsafe {
             asm!(
                 "sub rsp, 16",

@@ -15,6 +15,9 @@ pub trait Real:
     + Div<Output = Self>
     + Neg<Output = Self>
 {
+    /// How far [`digamma`] shifts its argument up before the asymptotic
+    /// series, so that the first omitted term is below half an ulp.
+    const DIGAMMA_SHIFT: f64;
     /// The value of an `f64` (exact).
     fn of(v: f64) -> Self;
     /// Rounded to `f64` (the tape's partials are `f64`).
@@ -108,6 +111,7 @@ macro_rules! f64_libm {
 }
 
 impl Real for f64 {
+    const DIGAMMA_SHIFT: f64 = 10.0;
     fn of(v: f64) -> f64 {
         v
     }
@@ -166,6 +170,7 @@ impl Real for f64 {
 }
 
 impl Real for F80 {
+    const DIGAMMA_SHIFT: f64 = 16.0;
     fn of(v: f64) -> F80 {
         F80::from_f64(v)
     }
@@ -238,8 +243,8 @@ impl Real for F80 {
 /// `lgamma` (libm has no digamma). Reflection below 1/2, the recurrence
 /// ψ(x) = ψ(x+1) − 1/x up to `x ≥ shift`, then the asymptotic series; the
 /// shift is chosen per precision so the first omitted term is below half
-/// an ulp. NaN at the poles (0, −1, −2, …).
-pub fn digamma<R: Real>(x: R, shift: f64) -> R {
+/// an ulp ([`Real::DIGAMMA_SHIFT`]). NaN at the poles (0, −1, −2, …).
+pub fn digamma<R: Real>(x: R) -> R {
     let one = R::of(1.0);
     if x.lt(R::of(0.5)) {
         if x.is_integer() {
@@ -248,11 +253,11 @@ pub fn digamma<R: Real>(x: R, shift: f64) -> R {
         // ψ(x) = ψ(1 − x) − π / tan(π x), with tan(π x) = tan(π r) for the
         // exactly reduced r = x − round(x) ∈ [−1/2, 1/2].
         let r = x - x.round_even();
-        return digamma(one - x, shift) - R::pi() / (R::pi() * r).tan();
+        return digamma(one - x) - R::pi() / (R::pi() * r).tan();
     }
     let mut x = x;
     let mut acc = R::of(0.0);
-    while x.lt(R::of(shift)) {
+    while x.lt(R::of(R::DIGAMMA_SHIFT)) {
         acc = acc - one / x;
         x = x + one;
     }
