@@ -110,6 +110,10 @@ pub enum Plan {
         /// The flags are live: save and restore them.
         save_flags: bool,
     },
+    /// A plan that needs dead flags, run between a save and a restore of
+    /// the live flags (only straight-line shadow moves, which never leave
+    /// for the runtime).
+    SaveFlags(Box<Plan>),
     /// Everything else: the runtime applies the semantics before the
     /// instruction runs.
     Runtime,
@@ -185,6 +189,17 @@ pub fn writes(a: OpAccess) -> bool {
 /// flags are dead just before it (so inserted code may clobber them).
 pub fn record_plan(insn: &Instruction, flags_free: bool) -> Plan {
     let plan = specific_plan(insn, flags_free);
+    if plan != Plan::Runtime {
+        return plan;
+    }
+    // Live flags would send a memory move to the runtime: keep it inline
+    // between a save and a restore of them. It beats the general rule.
+    if !flags_free {
+        let saved = specific_plan(insn, true);
+        if flags_can_be_saved_around(&saved) {
+            return Plan::SaveFlags(Box::new(saved));
+        }
+    }
     let general = matches!(
         semantics(insn.code()),
         Some(
@@ -195,15 +210,12 @@ pub fn record_plan(insn: &Instruction, flags_free: bool) -> Plan {
                 | Semantics::Passive
         )
     );
-    // With live flags, a specific plan the translator can run between a
-    // save and a restore of the flags beats the general one.
-    let saved_specific = !flags_free && flags_can_be_saved_around(&specific_plan(insn, true));
-    if plan == Plan::Runtime && general && !saved_specific {
+    if general {
         if let Some(p) = all_passive(insn, !flags_free) {
             return p;
         }
     }
-    plan
+    Plan::Runtime
 }
 
 /// [`Plan::AllPassive`] for `insn`: explicit register, memory (one, plain)
@@ -647,7 +659,7 @@ fn stack_move(insn: &Instruction, flags_free: bool) -> Option<Plan> {
 /// Whether `plan` only clobbers the flags as a side effect of straight-line
 /// shadow bookkeeping (no branches to the runtime), so that it can run
 /// between a save and a restore of the flags when they are live.
-pub fn flags_can_be_saved_around(plan: &Plan) -> bool {
+fn flags_can_be_saved_around(plan: &Plan) -> bool {
     matches!(
         plan,
         Plan::LoadShadow { .. }

@@ -414,21 +414,8 @@ impl<'a> Translator<'a> {
             FlowControl::Next | FlowControl::Exception | FlowControl::XbeginXabortXend => {
                 self.map(insn.ip(), 0);
                 let flags_dead = self.flags_dead.get(self.index).copied().unwrap_or(false);
-                if let Some(plan_of) = self.instrument {
-                    let plan = plan_of(insn, flags_dead);
-                    // Live flags would send a memory move to the runtime:
-                    // keep it inline between a save and a restore of them.
-                    let saved = (!flags_dead && plan == Plan::Runtime)
-                        .then(|| plan_of(insn, true))
-                        .filter(crate::instrument::flags_can_be_saved_around);
-                    match saved {
-                        Some(plan) => {
-                            self.save_flags();
-                            self.instrument_inline(insn, plan)?;
-                            self.restore_flags();
-                        }
-                        None => self.instrument_inline(insn, plan)?,
-                    }
+                if let Some(plan) = self.instrument.map(|plan| plan(insn, flags_dead)) {
+                    self.instrument_inline(insn, plan)?;
                 }
                 self.copy(insn, bytes)?;
                 // A trapping instruction (ud2, int3, hlt) ends the block, so
@@ -669,6 +656,11 @@ impl<'a> Translator<'a> {
                 self.instrument_call(insn);
                 let here = self.e.offset();
                 self.e.bind_rel32(done, here);
+            }
+            Plan::SaveFlags(plan) => {
+                self.save_flags();
+                self.instrument_inline(insn, *plan)?;
+                self.restore_flags();
             }
             Plan::Runtime => self.instrument_call(insn),
         }
