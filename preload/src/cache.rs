@@ -134,11 +134,13 @@ pub fn read_guest(addr: u64, buf: &mut [u8]) -> usize {
             iov_len: n,
         };
         // SAFETY: process_vm_readv copies into our own buffer and reports
-        // unreadable guest memory as an error instead of faulting.
+        // unreadable guest memory as an error instead of faulting. It names
+        // the calling thread, not the process: once the main thread has
+        // left with `exit`, the process id no longer has an address space.
         let r = unsafe {
             sys::syscall6(
                 libc::SYS_process_vm_readv,
-                crate::init::pid() as u64,
+                sys::gettid() as u64,
                 &local as *const _ as u64,
                 1,
                 &remote as *const _ as u64,

@@ -120,6 +120,9 @@ pub struct ThreadCtx {
     pub tid: i32,
     /// Set while the thread executes in the runtime (not in cache code).
     pub in_runtime: u32,
+    /// Set for a `CLONE_VM` child that is a process of its own (`vfork`),
+    /// not a thread of ours.
+    pub other_process: u32,
     /// Signals caught but not yet delivered to the guest.
     pub pending: [PendingSignal; PENDING_MAX],
     /// Number of valid entries in `pending`.
@@ -138,6 +141,8 @@ pub struct ThreadCtx {
     pub lane_tmp: [u64; 2],
     /// Record mode: this thread's chunk of the tape.
     pub tape: crate::record::ThreadTape,
+    /// Record mode: this thread's tape buffers.
+    pub tape_ring: crate::record::writer::TapeRing,
     /// Shadow register file (indices of the values in the registers).
     pub shadow: shadowmem::RegFile,
     /// Extended state (x87, SSE, AVX, AVX-512) of the guest.

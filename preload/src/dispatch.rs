@@ -32,8 +32,12 @@ pub extern "C" fn dgad_dispatch(ctx: &mut ThreadCtx) {
                     rec.target
                 }
                 Some(ExitKind::ClientRequest) => {
+                    // Answered here; the block goes on right after the
+                    // record (no lookup; signals wait for the next exit).
+                    ctx.regs.rip = rec.target;
                     crate::record::client::handle(ctx);
-                    rec.target
+                    ctx.resume_addr = rec_addr.wrapping_add(rec.patch as i64 as u64);
+                    return;
                 }
                 Some(ExitKind::Instrument) => {
                     // Apply the instruction's AD semantics, then run it: it

@@ -41,6 +41,9 @@ pub struct Config {
     /// `DGAD_MATHWRAP` (on unless `0`): answer libm calls natively with
     /// analytic derivatives (record mode).
     pub mathwrap: bool,
+    /// `DGAD_TAPE_WRITER` (on unless `0`): a thread of the runtime writes
+    /// full tape chunks while the program goes on.
+    pub tape_writer: bool,
     /// The `LD_PRELOAD` entry that loaded us, re-added on `execve` if the
     /// program drops it.
     pub preload: Option<Vec<u8>>,
@@ -140,16 +143,20 @@ fn read_config(envp: *const *const libc::c_char) -> Config {
             .find(|e| e.ends_with(b"libdgad.so"))
             .map(<[u8]>::to_vec)
     });
-    let mathwrap = match get("DGAD_MATHWRAP") {
+    // On/off switches that are on unless set to 0.
+    let switch = |name: &str| match get(name) {
         None | Some(b"1") => true,
         Some(b"0") => false,
         Some(v) => fail(&format!(
-            "DGAD_MATHWRAP={} is not one of 0 (off), 1 (on, the default)",
+            "{name}={} is not one of 0 (off), 1 (on, the default)",
             String::from_utf8_lossy(v)
         )),
     };
+    let mathwrap = switch("DGAD_MATHWRAP");
+    let tape_writer = switch("DGAD_TAPE_WRITER");
     let trace = matches!(get("DGAD_TRACE"), Some(v) if v != b"0") && log_fd >= 0;
     Config {
+        tape_writer,
         mode,
         stats: matches!(get("DGAD_STATS"), Some(v) if v != b"0"),
         log_fd,

@@ -66,36 +66,13 @@ impl<T> Lock<T> {
             }
         }
         while self.state.swap(CONTENDED, Ordering::Acquire) != UNLOCKED {
-            // SAFETY: FUTEX_WAIT on our own word; it returns at once if the
-            // word is no longer CONTENDED.
-            unsafe {
-                sys::syscall6(
-                    libc::SYS_futex,
-                    self.state.as_ptr() as u64,
-                    (libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG) as u64,
-                    u64::from(CONTENDED),
-                    0,
-                    0,
-                    0,
-                )
-            };
+            sys::futex_wait(&self.state, CONTENDED);
         }
     }
 
     fn unlock(&self) {
         if self.state.swap(UNLOCKED, Ordering::Release) == CONTENDED {
-            // SAFETY: FUTEX_WAKE on our own word.
-            unsafe {
-                sys::syscall6(
-                    libc::SYS_futex,
-                    self.state.as_ptr() as u64,
-                    (libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG) as u64,
-                    1,
-                    0,
-                    0,
-                    0,
-                )
-            };
+            sys::futex_wake(&self.state, 1);
         }
     }
 }

@@ -26,6 +26,8 @@ pub struct Stats {
     pub no_semantics: AtomicU64,
     /// Instruction forms that dropped derivatives (record mode warnings).
     pub lost_derivatives: AtomicU64,
+    /// Tape chunks written by the tape writer thread (record mode).
+    pub writer_chunks: AtomicU64,
 }
 
 /// The counters.
@@ -41,6 +43,7 @@ pub static STATS: Stats = Stats {
     ibl_hits: AtomicU64::new(0),
     no_semantics: AtomicU64::new(0),
     lost_derivatives: AtomicU64::new(0),
+    writer_chunks: AtomicU64::new(0),
 };
 
 /// Prints the one-line summary if `DGAD_STATS` asked for it.
@@ -65,7 +68,8 @@ pub fn report() {
     let l = |c: &AtomicU64| c.load(Ordering::Relaxed);
     crate::dgad_eprintln!(
         "stats pid {}: {} blocks, {} guest instructions translated, {} cache bytes, {} links, {} invalidated, \
-         {} syscalls, {} signals, indirect lookups {} ({:.2}% hit), {} instructions with no semantic entry",
+         {} syscalls, {} signals, indirect lookups {} ({:.2}% hit), {} instructions with no semantic entry, \
+         {} tape chunks written by the writer thread",
         crate::init::pid(),
         l(&STATS.blocks),
         l(&STATS.guest_insns),
@@ -76,6 +80,7 @@ pub fn report() {
         l(&STATS.signals),
         lookups,
         rate,
-        l(&STATS.no_semantics)
+        l(&STATS.no_semantics),
+        l(&STATS.writer_chunks)
     );
 }

@@ -76,6 +76,33 @@ pub unsafe fn syscall3(nr: i64, a1: u64, a2: u64, a3: u64) -> i64 {
     unsafe { syscall6(nr, a1, a2, a3, 0, 0, 0) }
 }
 
+/// Sleeps while `word` holds `expected`, until a [`futex_wake`] on it
+/// (returns at once if it no longer does; spurious returns are possible).
+pub fn futex_wait(word: &core::sync::atomic::AtomicU32, expected: u32) {
+    futex(word, libc::FUTEX_WAIT, expected);
+}
+
+/// Wakes up to `n` threads sleeping in [`futex_wait`] on `word`.
+pub fn futex_wake(word: &core::sync::atomic::AtomicU32, n: u32) {
+    futex(word, libc::FUTEX_WAKE, n);
+}
+
+fn futex(word: &core::sync::atomic::AtomicU32, op: i32, value: u32) {
+    // SAFETY: FUTEX_WAIT only reads the word, which `word` keeps alive;
+    // FUTEX_WAKE touches no memory.
+    unsafe {
+        syscall6(
+            libc::SYS_futex,
+            word.as_ptr() as u64,
+            (op | libc::FUTEX_PRIVATE_FLAG) as u64,
+            u64::from(value),
+            0,
+            0,
+            0,
+        )
+    };
+}
+
 /// Anonymous private memory, `MAP_NORESERVE`: pages appear on first touch.
 /// Returns `None` when the kernel refuses.
 pub fn map_anon(len: usize, prot: i32, hint: u64, fixed_noreplace: bool) -> Option<u64> {
@@ -212,6 +239,12 @@ macro_rules! dgad_eprintln {
 pub fn gettid() -> i32 {
     // SAFETY: gettid has no arguments and cannot fail.
     unsafe { syscall3(libc::SYS_gettid, 0, 0, 0) as i32 }
+}
+
+/// Gives up the CPU for a moment.
+pub fn sched_yield() {
+    // SAFETY: sched_yield has no arguments and touches no memory.
+    unsafe { syscall3(libc::SYS_sched_yield, 0, 0, 0) };
 }
 
 /// Sends `sig` to the calling thread.

@@ -103,6 +103,16 @@ pub fn handle(ctx: &mut ThreadCtx) {
         }
         libc::SYS_exit => {
             crate::record::flush_thread(ctx);
+            if crate::threads::leave(ctx) {
+                // The process ends with this thread: complete the files,
+                // and if the writer thread would keep the process alive,
+                // end it as the kernel does when its last thread leaves.
+                crate::record::flush_all();
+                if crate::record::writer::running() {
+                    crate::stats::report();
+                    sys::exit_group(a[1] as i32)
+                }
+            }
             passthrough(ctx)
         }
         libc::SYS_rt_sigreturn => {
@@ -180,13 +190,17 @@ fn finish(ctx: &mut ThreadCtx, result: i64, next: u64) {
 /// `fork` and `clone` without `CLONE_VM`: the child is a copy of this thread
 /// only, so no runtime lock may be held by another thread at that moment.
 fn fork_like(ctx: &mut ThreadCtx) -> i64 {
+    let queue = crate::record::writer::fork_lock();
     let cache = crate::cache::CACHE.lock();
     crate::ALLOCATOR.fork_lock();
     let r = passthrough(ctx);
     crate::ALLOCATOR.fork_unlock();
     drop(cache);
+    drop(queue);
     if r == 0 {
         crate::init::refresh_pid();
+        crate::record::after_fork_child(ctx);
+        ctx.other_process = 0;
         crate::threads::fork_child(ctx);
         ctx.tid = sys::gettid();
     }

@@ -7,6 +7,8 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 const MAX_THREADS: usize = 1 << 14;
 static CONTEXTS: [AtomicU64; MAX_THREADS] = [const { AtomicU64::new(0) }; MAX_THREADS];
 static COUNT: AtomicUsize = AtomicUsize::new(0);
+/// Guest threads of the thread group that have not left with `exit`.
+static MEMBERS: AtomicUsize = AtomicUsize::new(1);
 
 /// Adds a context to the registry (contexts are never unmapped).
 pub fn register(ctx: &ThreadCtx) {
@@ -38,7 +40,14 @@ pub fn fork_child(keep: &ThreadCtx) {
         slot.store(0, Ordering::Relaxed);
     }
     COUNT.store(0, Ordering::Release);
+    MEMBERS.store(1, Ordering::Release);
     register(keep);
+}
+
+/// A guest thread leaves with `exit`: whether it was the last guest thread
+/// of the group.
+pub fn leave(ctx: &ThreadCtx) -> bool {
+    ctx.other_process == 0 && MEMBERS.fetch_sub(1, Ordering::AcqRel) == 1
 }
 
 /// Runs a guest `clone` (`nr` = clone or clone3) that shares the address
@@ -63,7 +72,7 @@ pub fn clone_thread(parent: &mut ThreadCtx, nr: i64, a: [u64; 5], next_pc: u64) 
     // SAFETY: child_sp is inside the child's fresh runtime stack.
     unsafe { *(child_sp as *mut u64) = child.self_addr };
     register(child);
-    let r = if nr == libc::SYS_clone3 {
+    let (r, member) = if nr == libc::SYS_clone3 {
         let mut args = [0u64; 16];
         let size = (a[1] as usize).min(core::mem::size_of_val(&args));
         // SAFETY: the guest passed a clone_args of a[1] bytes at a[0]; we
@@ -72,6 +81,7 @@ pub fn clone_thread(parent: &mut ThreadCtx, nr: i64, a: [u64; 5], next_pc: u64) 
             core::ptr::copy_nonoverlapping(a[0] as *const u8, args.as_mut_ptr().cast(), size)
         };
         // clone_args: flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, …
+        let member = start_member(child, args[0]);
         if args[5] != 0 {
             child.regs.gpr[reg::RSP] = args[5] + args[6];
         }
@@ -79,19 +89,38 @@ pub fn clone_thread(parent: &mut ThreadCtx, nr: i64, a: [u64; 5], next_pc: u64) 
         args[5] = stack_base;
         args[6] = child_sp - stack_base;
         // SAFETY: the kernel copies args; the child starts at child_sp.
-        unsafe { crate::entry::dgad_raw_clone(nr, args.as_ptr() as u64, size as u64, 0, 0, 0) }
+        let r =
+            unsafe { crate::entry::dgad_raw_clone(nr, args.as_ptr() as u64, size as u64, 0, 0, 0) };
+        (r, member)
     } else {
         // clone(flags, newsp, parent_tid, child_tid, tls)
+        let member = start_member(child, a[0]);
         if a[1] != 0 {
             child.regs.gpr[reg::RSP] = a[1];
         }
         // SAFETY: as above, with the child's stack given directly.
-        unsafe { crate::entry::dgad_raw_clone(nr, a[0], child_sp, a[2], a[3], a[4]) }
+        let r = unsafe { crate::entry::dgad_raw_clone(nr, a[0], child_sp, a[2], a[3], a[4]) };
+        (r, member)
     };
     if r < 0 {
         child.tid = -1;
+        if member {
+            MEMBERS.fetch_sub(1, Ordering::AcqRel);
+        }
     }
     r
+}
+
+/// Counts a new thread of the group (before it can run and leave), or
+/// marks a `CLONE_VM` child without `CLONE_THREAD` as a process of its own.
+fn start_member(child: &mut ThreadCtx, flags: u64) -> bool {
+    let member = flags & libc::CLONE_THREAD as u64 != 0;
+    if member {
+        MEMBERS.fetch_add(1, Ordering::AcqRel);
+    } else {
+        child.other_process = 1;
+    }
+    member
 }
 
 /// Records the tid of a context (for diagnostics); `0` while unknown.

@@ -75,7 +75,9 @@ pub struct ExitRecord {
     /// An [`ExitKind`].
     pub kind: u32,
     /// Offset from this record to the rel32 field of the branch that can be
-    /// linked to `target`'s translation, or 0 when the exit is not linkable.
+    /// linked to `target`'s translation, or 0 when the exit is not linkable;
+    /// for [`ExitKind::Instrument`] and [`ExitKind::ClientRequest`], the
+    /// offset of the code to come back to.
     pub patch: i32,
 }
 
@@ -225,11 +227,20 @@ pub fn translate_block(
         end_pc = insn.next_ip();
         let offset = (insn.ip() - guest_pc) as usize;
         if let Some(len) = client_request_at(&window[offset..]) {
+            // The runtime answers the request and comes back right after
+            // the exit record, where the block goes on after the sequence.
             t.map(insn.ip(), 0);
             end_pc = insn.ip() + len as u64;
-            t.exit_stub(end_pc, ExitKind::ClientRequest, None);
-            ended = true;
-            break;
+            t.stub_and_record(
+                end_pc,
+                ExitKind::ClientRequest,
+                core::mem::size_of::<ExitRecord>() as i32,
+            );
+            while decoder.can_decode() && decoder.ip() < end_pc {
+                decoder.decode_out(&mut insn);
+                count += 1;
+            }
+            continue;
         }
         match t.translate_insn(
             &insn,

@@ -135,10 +135,16 @@ fn render(t: &Translation, cache_pc: u64) -> String {
                 off += core::mem::size_of::<rewriter::translate::InstrumentRecord>();
                 continue;
             }
+            // A client request's field is where the block goes on.
+            let field = if kind == Some(ExitKind::ClientRequest) {
+                "resume"
+            } else {
+                "patch-field"
+            };
             let kind = kind.map_or("?".into(), |k| format!("{k:?}"));
             let _ = writeln!(
                 out,
-                "{off:04x}  .exit target={target:#x} kind={kind} patch-field={patch}"
+                "{off:04x}  .exit target={target:#x} kind={kind} {field}={patch}"
             );
             off += 16;
             continue;

@@ -70,6 +70,18 @@ fn recurrence_derivative(x: f64, n: usize) -> f64 {
     d
 }
 
+/// Asserts that the recorded gradient of `y_n` (one output) in `dir` is the
+/// recurrence's, at x = 0.999.
+fn assert_recurrence_gradient(dir: &Path, n: usize) {
+    let bars = gradient(dir, "1.0\n");
+    let expected = recurrence_derivative(0.999, n);
+    assert!(
+        (bars[0] - expected).abs() <= 1e-9 * expected.abs(),
+        "dy/dx {} vs {expected}",
+        bars[0]
+    );
+}
+
 #[test]
 fn tape_complete_after_fatal_signal() {
     fatal_signal_case("crash");
@@ -105,14 +117,7 @@ fn fatal_signal_case(how: &str) {
         stderr.contains("the tape is complete"),
         "no completion note on stderr: {stderr}"
     );
-    let bars = gradient(&dir, "1.0\n");
-    let expected = recurrence_derivative(0.999, 20000);
-    assert!(
-        (bars[0] - expected).abs() <= 1e-9 * expected.abs(),
-        "dy/dx {} vs {}",
-        bars[0],
-        expected
-    );
+    assert_recurrence_gradient(&dir, 20000);
 }
 
 #[test]
@@ -286,4 +291,93 @@ fn partial_writes_keep_the_indices_they_do_not_overwrite() {
     let cmov = gradient(&dir, "0\n1\n")[0];
     assert_eq!(masked, 3.0, "masked store: d(3x)/dx");
     assert_eq!(cmov, 2.0 * x, "cmov with a false condition: d(x*x)/dx");
+}
+
+/// The tape writer thread (400,000 blocks hand it about 50 chunks) leaves
+/// byte for byte the files the recording thread writes itself with
+/// `DGAD_TAPE_WRITER=0`, and the gradient is right.
+#[test]
+fn tape_writer_thread_writes_the_files_the_recording_thread_would() {
+    let prog = build("fatal_signal_after_recording.c", &[]);
+    let inv = Invocation::new(&prog).args(["0.999", "200000"]);
+    let native = run_native(&inv, None);
+    let scratch = ScratchDir::new("record-writer");
+    let run = |writer: &str| {
+        let dir = scratch.path().join(format!("run-writer-{writer}"));
+        let out = run_under_dgad(
+            &inv,
+            None,
+            &[
+                ("DGAD_MODE", "record"),
+                ("DGAD_RECORD", dir.to_str().unwrap()),
+                ("DGAD_TAPE_WRITER", writer),
+                ("DGAD_STATS", "1"),
+            ],
+        );
+        assert!(out.status.success(), "DGAD_TAPE_WRITER={writer}: {out:?}");
+        assert_eq!(out.stdout, native.stdout, "DGAD_TAPE_WRITER={writer}");
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        let chunks: u64 = stderr
+            .split(" tape chunks written by the writer thread")
+            .next()
+            .and_then(|before| before.rsplit(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no writer count in the statistics: {stderr}"));
+        (dir, chunks)
+    };
+    let (with, chunks_with) = run("1");
+    let (without, chunks_without) = run("0");
+    assert!(chunks_with >= 40, "the writer wrote {chunks_with} chunks");
+    assert_eq!(chunks_without, 0);
+    for file in ["dg-tape", "dg-input-indices", "dg-output-indices"] {
+        let a = std::fs::read(with.join(file)).unwrap();
+        let b = std::fs::read(without.join(file)).unwrap();
+        assert!(a == b, "{file} differs ({} vs {} bytes)", a.len(), b.len());
+    }
+    assert_recurrence_gradient(&with, 200000);
+}
+
+/// The main thread leaves with the `exit` system call while another thread
+/// records on: under the engine alone the program behaves as natively (code
+/// is still read once the process id has no address space), and when
+/// recording the process ends as the last guest thread leaves — the writer
+/// thread does not keep it alive — with its status and a whole tape.
+#[test]
+fn main_thread_leaving_first_ends_neither_the_recording_nor_the_process_early() {
+    let prog = build_at("thread_outlives_main.c", &["-pthread"], OptLevel::O3);
+    let inv = Invocation::new(&prog).args(["0.999", "200000"]);
+    let native = testsuite::assert_transparent(&inv, None);
+    assert_eq!(native.status.code(), Some(3));
+    let scratch = ScratchDir::new("record-outlives-main");
+    let dir = scratch.path().join("run");
+    let out = record(&inv, &dir);
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert_eq!(out.stdout, native.stdout);
+    assert_recurrence_gradient(&dir, 200000);
+}
+
+/// A child of `fork` that computes with active values and declares an
+/// output does not record: its blocks would land on the parent's indices
+/// (the parent's writer thread is running at the fork). The files are the
+/// parent's alone — one output, the parent's gradient — and the child says
+/// why its declaration went nowhere.
+#[test]
+fn forked_child_does_not_record_into_the_parents_files() {
+    let prog = build("fork_child.c", &[]);
+    let n = 50000;
+    let inv = Invocation::new(&prog).args(["0.999", &n.to_string()]);
+    let native = run_native(&inv, None);
+    let scratch = ScratchDir::new("record-fork-child");
+    let dir = scratch.path().join("run");
+    let out = record(&inv, &dir);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(out.stdout, native.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("forked child, which does not record"),
+        "no note from the child: {stderr}"
+    );
+    let outputs = std::fs::read_to_string(dir.join("dg-output-indices")).unwrap();
+    assert_eq!(outputs.lines().count(), 1, "outputs: {outputs}");
+    assert_recurrence_gradient(&dir, n);
 }

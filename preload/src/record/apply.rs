@@ -144,7 +144,7 @@ pub fn rounds_to_integer(op: FpOp, elem: Elem, (va, ia): (f64, u32), (vb, ib): (
 
 /// One new index for a result `φ(a, b)`, or 0 when it is passive.
 fn result_index(ctx: &mut ThreadCtx, r: &Recorder, ia: u32, pa: f64, ib: u32, pb: f64) -> u32 {
-    if (ia == 0 && ib == 0) || r.disabled.load(Ordering::Relaxed) > 0 {
+    if (ia == 0 && ib == 0) || !r.records() {
         return 0;
     }
     let (ia, pa) = if pa == 0.0 { (0, 0.0) } else { (ia, pa) };

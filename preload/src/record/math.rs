@@ -157,8 +157,7 @@ impl Host for RuntimeHost {
     }
 
     fn recording() -> bool {
-        super::recorder()
-            .is_some_and(|r| r.disabled.load(std::sync::atomic::Ordering::Relaxed) <= 0)
+        super::recorder().is_some_and(|r| r.records())
     }
 
     fn new_block(index1: u32, partial1: f64, index2: u32, partial2: f64) -> u32 {

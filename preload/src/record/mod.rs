@@ -2,8 +2,9 @@
 //!
 //! Indices come from one process-wide counter, handed to threads in chunks
 //! of [`CHUNK`] so that recording never contends: a thread fills its chunk's
-//! blocks in a buffer and writes them at byte offset `32 * index` of
-//! `dg-tape` when the chunk is full or the thread or process ends. A block's
+//! blocks in a buffer and queues it for the tape writer thread ([`writer`]),
+//! which puts the blocks at byte offset `32 * index` of `dg-tape`; what is
+//! pending when the thread or process ends is written directly. A block's
 //! operands must have smaller indices than the block itself; when an operand
 //! comes from a later chunk (another thread's), the thread abandons the rest
 //! of its chunk (left as zero blocks, never referenced) and takes a new one,
@@ -16,14 +17,16 @@
 pub mod apply;
 pub mod client;
 pub mod guest;
+pub mod lines;
 pub mod math;
 pub mod replay;
 pub mod statesave;
+pub mod writer;
 
 use crate::context::ThreadCtx;
 use crate::lock::Lock;
 use crate::sys;
-use std::sync::atomic::{AtomicI32, AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, AtomicU64, Ordering};
 use std::sync::OnceLock;
 use tape_format::{file_name, Block};
 
@@ -43,8 +46,14 @@ pub struct Recorder {
     next_chunk: AtomicU64,
     /// `DG_DISABLE` counter: while positive, operations record nothing.
     pub disabled: AtomicI64,
+    /// Set in the child of a `fork`, which records nothing: the record
+    /// files are the parent's.
+    forked: AtomicBool,
     /// Serialises file creation.
     files: Lock<()>,
+    /// Lines of the index files not yet written.
+    input_lines: lines::LineBuffer,
+    output_lines: lines::LineBuffer,
 }
 
 static RECORDER: OnceLock<Recorder> = OnceLock::new();
@@ -93,7 +102,10 @@ pub fn init(dir: &[u8]) -> Result<(), String> {
         output_fd: AtomicI32::new(-1),
         next_chunk: AtomicU64::new(1),
         disabled: AtomicI64::new(0),
+        forked: AtomicBool::new(false),
         files: Lock::new(()),
+        input_lines: lines::LineBuffer::new(),
+        output_lines: lines::LineBuffer::new(),
     });
     Ok(())
 }
@@ -139,6 +151,12 @@ pub fn errno_text(e: i64) -> String {
 }
 
 impl Recorder {
+    /// Whether operations on active data write blocks now (not inside
+    /// `DG_DISABLE`, not in a forked child).
+    pub fn records(&self) -> bool {
+        self.disabled.load(Ordering::Relaxed) <= 0 && !self.forked.load(Ordering::Relaxed)
+    }
+
     fn open_file(&self, slot: &AtomicI32, name: &str) -> i32 {
         let fd = slot.load(Ordering::Acquire);
         if fd >= 0 {
@@ -174,6 +192,11 @@ impl Recorder {
     /// Stops the client after a recording failure; the files hold every
     /// block flushed so far.
     fn fail(&self, what: &str) -> ! {
+        for (fd, lines) in self.index_files() {
+            if fd >= 0 {
+                lines.write_out_unlocked(fd);
+            }
+        }
         crate::dgad_eprintln!(
             "record: {}; stopping (files are complete up to the last flushed block)",
             what
@@ -196,16 +219,39 @@ impl Recorder {
 
     /// Appends `index` to the input (`which == 0`) or output index file.
     pub fn declare(&self, which: u64, index: u64) {
-        let (slot, name) = if which == 0 {
-            (&self.input_fd, file_name::INPUT_INDICES)
+        if self.forked.load(Ordering::Relaxed) {
+            static TOLD: AtomicBool = AtomicBool::new(false);
+            if !TOLD.swap(true, Ordering::Relaxed) {
+                crate::dgad_eprintln!(
+                    "record: process {} is a forked child, which does not record (the record files \
+                     are its parent's); its AD input/output declarations are ignored",
+                    crate::init::pid()
+                );
+            }
+            return;
+        }
+        let (slot, name, lines) = if which == 0 {
+            (&self.input_fd, file_name::INPUT_INDICES, &self.input_lines)
         } else {
-            (&self.output_fd, file_name::OUTPUT_INDICES)
+            (
+                &self.output_fd,
+                file_name::OUTPUT_INDICES,
+                &self.output_lines,
+            )
         };
         let fd = self.open_file(slot, name);
         let mut line = sys::StackBuf::<32>::new();
         use core::fmt::Write as _;
         let _ = writeln!(line, "{index}");
-        sys::write_all(fd, line.as_bytes());
+        lines.push(fd, line.as_bytes());
+    }
+
+    /// The index files that are open, with their pending lines.
+    fn index_files(&self) -> [(i32, &lines::LineBuffer); 2] {
+        [
+            (self.input_fd.load(Ordering::Acquire), &self.input_lines),
+            (self.output_fd.load(Ordering::Acquire), &self.output_lines),
+        ]
     }
 
     /// A new block `{index1, index2, partial1, partial2}`; returns its index.
@@ -219,6 +265,9 @@ impl Recorder {
     ) -> u64 {
         let t = &mut ctx.tape;
         if t.next >= t.end || index1.max(index2) >= t.next {
+            if self.forked.load(Ordering::Relaxed) {
+                return 0;
+            }
             self.next_chunk_for(ctx);
         }
         let t = &mut ctx.tape;
@@ -238,14 +287,14 @@ impl Recorder {
     }
 
     fn next_chunk_for(&self, ctx: &mut ThreadCtx) {
-        self.flush(ctx);
         // Open the tape here, in normal context, so that a flush from a
         // signal handler only has to write (no lock, no allocation).
         self.open_file(&self.tape_fd, file_name::TAPE);
+        if !writer::hand_off(&mut ctx.tape, &ctx.tape_ring) {
+            self.flush(ctx);
+        }
         if ctx.tape.buf == 0 {
-            let bytes = (CHUNK * 32) as usize;
-            let Some(buf) = sys::map_anon(bytes, libc::PROT_READ | libc::PROT_WRITE, 0, false)
-            else {
+            let Some(buf) = ctx.tape_ring.map() else {
                 self.fail("cannot map a tape buffer");
             };
             ctx.tape.buf = buf;
@@ -260,6 +309,11 @@ impl Recorder {
         ctx.tape.next = base;
         ctx.tape.end = base + CHUNK;
         ctx.tape.flushed = base;
+    }
+
+    /// Writes `bytes` at `offset` of the tape (the writer thread's part).
+    fn write_tape(&self, bytes: &[u8], offset: u64) {
+        self.pwrite_all(self.tape_fd.load(Ordering::Acquire), bytes, offset);
     }
 
     /// Writes the thread's blocks not yet in the file.
@@ -317,7 +371,13 @@ impl ThreadTape {
 /// this point is lost with the process anyway.
 pub fn flush_all() {
     let Some(r) = recorder() else { return };
+    writer::drain();
     crate::threads::for_each_context(|c| r.flush(c));
+    for (fd, lines) in r.index_files() {
+        if fd >= 0 {
+            lines.write_out(fd);
+        }
+    }
 }
 
 /// Whether this process has created record files (declared an input or
@@ -325,7 +385,8 @@ pub fn flush_all() {
 /// nothing to report.
 pub fn has_files() -> bool {
     recorder().is_some_and(|r| {
-        r.tape_fd.load(Ordering::Acquire) >= 0 || r.input_fd.load(Ordering::Acquire) >= 0
+        !r.forked.load(Ordering::Relaxed)
+            && (r.tape_fd.load(Ordering::Acquire) >= 0 || r.input_fd.load(Ordering::Acquire) >= 0)
     })
 }
 
@@ -337,6 +398,9 @@ pub fn flush_all_in_signal() -> u64 {
     let fd = r.tape_fd.load(Ordering::Acquire);
     let mut blocks = 0;
     crate::threads::for_each_context(|c| {
+        if fd >= 0 {
+            c.tape_ring.write_queued_in_signal(fd);
+        }
         let t = &mut c.tape;
         if fd >= 0 && t.has_unflushed() {
             let (bytes, offset) = t.take_unflushed();
@@ -345,6 +409,11 @@ pub fn flush_all_in_signal() -> u64 {
         }
         blocks = blocks.max(t.next);
     });
+    for (fd, lines) in r.index_files() {
+        if fd >= 0 {
+            lines.write_out_unlocked(fd);
+        }
+    }
     blocks
 }
 
@@ -354,6 +423,22 @@ pub fn flush_all_in_signal() -> u64 {
 /// fresh chunk.
 pub fn stop_inline_recording() {
     crate::threads::for_each_context(|c| c.tape.end = c.tape.next);
+}
+
+/// In a child after `fork`: the child records nothing (its blocks would
+/// land on the parent's indices), and what the parent had queued or
+/// buffered is the parent's to write.
+pub fn after_fork_child(ctx: &mut ThreadCtx) {
+    writer::after_fork_child();
+    ctx.tape_ring.forget_queued();
+    if let Some(r) = recorder() {
+        r.forked.store(true, Ordering::Relaxed);
+        r.input_lines.forget();
+        r.output_lines.forget();
+        // Nothing pending to write, and every block through `new_block`.
+        ctx.tape.flushed = ctx.tape.next;
+        ctx.tape.end = ctx.tape.next;
+    }
 }
 
 /// Writes the calling thread's pending blocks (at thread exit).

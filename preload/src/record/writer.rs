@@ -1,0 +1,374 @@
+//! The tape writer: a thread of the runtime's own that writes full tape
+//! chunks to `dg-tape` while the guest threads go on recording.
+//!
+//! Copying the tape into the file is most of what recording costs on a
+//! vectorised kernel (`docs/performance.md`); handing the copy to a second
+//! thread lets it overlap with the instrumented program. Each recording
+//! thread owns a ring of [`RING`] chunk buffers: it fills one, queues it and
+//! fills the next, waiting only when that one is still queued. One process
+//! wide FIFO of queued buffers keeps the file growing in order, so a
+//! process that dies leaves a tape that is complete up to some block.
+//!
+//! The thread is started at the first full chunk (small recordings never
+//! have it), runs no guest code, blocks every signal, and is a member of
+//! the thread group, so `exit_group` and `execve` end it — after
+//! [`drain`] has waited for the queue to empty. A guest thread that leaves
+//! with `exit` while the writer is the only other thread ends the process
+//! as the kernel would have (`crate::syscall`). `DGAD_TAPE_WRITER=0` writes
+//! every chunk from the recording thread instead. Decision 13 in
+//! `docs/decisions.md`.
+
+use super::{recorder, ThreadTape, CHUNK};
+use crate::lock::Lock;
+use crate::sys;
+use core::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
+
+/// Chunk buffers per recording thread: one being filled, the rest queued.
+pub const RING: usize = 4;
+/// Bytes of one chunk buffer.
+pub const BUFFER_BYTES: usize = (CHUNK * 32) as usize;
+
+/// A recording thread's chunk buffers and what is queued of them. Lives in
+/// the thread context (never unmapped), so the writer may read it after the
+/// thread is gone.
+#[repr(C)]
+#[derive(Debug, Default)]
+pub struct TapeRing {
+    /// Buffer addresses (0 until the thread's first block).
+    pub bufs: [AtomicU64; RING],
+    /// Per buffer: [`FREE`], [`QUEUED`] or [`AWAITED`].
+    busy: [AtomicU32; RING],
+    /// Per queued buffer: address, length and file offset of the blocks.
+    ptr: [AtomicU64; RING],
+    len: [AtomicU64; RING],
+    off: [AtomicU64; RING],
+    /// The buffer `ThreadTape::buf` points into.
+    cur: AtomicU32,
+}
+
+impl TapeRing {
+    /// Maps the ring's buffers (untouched pages cost nothing) and returns
+    /// the first, or `None` if the kernel refuses.
+    pub fn map(&self) -> Option<u64> {
+        let base = sys::map_anon(
+            BUFFER_BYTES * RING,
+            libc::PROT_READ | libc::PROT_WRITE,
+            0,
+            false,
+        )?;
+        for (i, b) in self.bufs.iter().enumerate() {
+            b.store(base + (i * BUFFER_BYTES) as u64, Ordering::Relaxed);
+        }
+        self.cur.store(0, Ordering::Relaxed);
+        Some(base)
+    }
+
+    /// Forgets what was queued (in a child after `fork`, where the parent's
+    /// writer writes those buffers).
+    pub fn forget_queued(&self) {
+        for b in &self.busy {
+            b.store(FREE, Ordering::Relaxed);
+        }
+    }
+
+    /// Writes the queued buffers from the calling thread, oldest first
+    /// (signal context: the process is about to die and the writer may not
+    /// get to them; writing the same bytes twice is harmless).
+    pub fn write_queued_in_signal(&self, fd: i32) {
+        let cur = self.cur.load(Ordering::Relaxed) as usize;
+        for k in 1..=RING {
+            let i = (cur + k) % RING;
+            if self.busy[i].load(Ordering::Acquire) != FREE {
+                // SAFETY: a queued buffer's [ptr, ptr+len) lies in its
+                // mapping, which is never unmapped.
+                let bytes = unsafe {
+                    core::slice::from_raw_parts(
+                        self.ptr[i].load(Ordering::Relaxed) as *const u8,
+                        self.len[i].load(Ordering::Relaxed) as usize,
+                    )
+                };
+                let _ = sys::pwrite_all(fd, bytes, self.off[i].load(Ordering::Relaxed));
+            }
+        }
+    }
+}
+
+/// Buffer states.
+const FREE: u32 = 0;
+const QUEUED: u32 = 1;
+/// Queued, and the owner sleeps until it is free.
+const AWAITED: u32 = 2;
+
+/// Polls before sleeping on a futex: waking a sleeping thread costs more
+/// than the writer takes for a chunk.
+const SPINS: u32 = 2_000;
+
+const NOT_STARTED: u32 = 0;
+const STARTING: u32 = 1;
+const RUNNING: u32 = 2;
+const UNAVAILABLE: u32 = 3;
+
+static STATE: AtomicU32 = AtomicU32::new(NOT_STARTED);
+/// The process whose thread the writer is (a `vfork` child shares our
+/// memory but not our threads).
+static WRITER_PID: AtomicI32 = AtomicI32::new(0);
+
+/// Capacity of the queue.
+const SLOTS: usize = 256;
+/// Queued buffers: the ring's address with the buffer number in the low
+/// bits. `HEAD` counts entries added, `TAIL` entries written.
+static QUEUE: [AtomicU64; SLOTS] = [const { AtomicU64::new(0) }; SLOTS];
+static HEAD: AtomicU32 = AtomicU32::new(0);
+static TAIL: AtomicU32 = AtomicU32::new(0);
+/// Set while the writer sleeps on `HEAD`.
+static WRITER_SLEEPS: AtomicU32 = AtomicU32::new(0);
+/// Threads sleeping on `TAIL` (queue full, or draining).
+static TAIL_WAITERS: AtomicU32 = AtomicU32::new(0);
+/// Serialises producers.
+static PRODUCERS: Lock<()> = Lock::new(());
+
+/// Bytes of the writer's stack.
+const STACK_BYTES: usize = 256 * 1024;
+
+fn getpid() -> i32 {
+    // SAFETY: getpid cannot fail.
+    unsafe { sys::syscall3(libc::SYS_getpid, 0, 0, 0) as i32 }
+}
+
+/// Whether this process's chunks go to the writer thread (starting it on
+/// first use).
+fn available() -> bool {
+    loop {
+        match STATE.load(Ordering::Acquire) {
+            RUNNING => return WRITER_PID.load(Ordering::Relaxed) == getpid(),
+            UNAVAILABLE => return false,
+            STARTING => sys::sched_yield(),
+            _ => {
+                if STATE
+                    .compare_exchange(NOT_STARTED, STARTING, Ordering::AcqRel, Ordering::Acquire)
+                    .is_ok()
+                {
+                    let started = crate::init::config().tape_writer && spawn();
+                    WRITER_PID.store(getpid(), Ordering::Relaxed);
+                    let state = if started { RUNNING } else { UNAVAILABLE };
+                    STATE.store(state, Ordering::Release);
+                    return started;
+                }
+            }
+        }
+    }
+}
+
+/// Whether the writer thread runs in this process.
+pub fn running() -> bool {
+    STATE.load(Ordering::Acquire) == RUNNING && WRITER_PID.load(Ordering::Relaxed) == getpid()
+}
+
+/// Queues the thread's pending blocks and moves it to its next buffer.
+/// Returns false when there is no writer; the caller then writes them
+/// itself.
+pub fn hand_off(tape: &mut ThreadTape, ring: &TapeRing) -> bool {
+    if !tape.has_unflushed() {
+        return true;
+    }
+    if !available() {
+        return false;
+    }
+    let cur = ring.cur.load(Ordering::Relaxed) as usize;
+    let (bytes, offset) = tape.take_unflushed();
+    ring.ptr[cur].store(bytes.as_ptr() as u64, Ordering::Relaxed);
+    ring.len[cur].store(bytes.len() as u64, Ordering::Relaxed);
+    ring.off[cur].store(offset, Ordering::Relaxed);
+    ring.busy[cur].store(QUEUED, Ordering::Release);
+    submit(ring as *const TapeRing as u64 | cur as u64);
+    let next = (cur + 1) % RING;
+    let busy = &ring.busy[next];
+    let mut spins = 0;
+    while busy.load(Ordering::Acquire) != FREE {
+        if spins < SPINS {
+            spins += 1;
+            core::hint::spin_loop();
+        } else if busy
+            .compare_exchange(QUEUED, AWAITED, Ordering::AcqRel, Ordering::Acquire)
+            .map_or_else(|s| s == AWAITED, |_| true)
+        {
+            sys::futex_wait(busy, AWAITED);
+        }
+    }
+    ring.cur.store(next as u32, Ordering::Relaxed);
+    tape.buf = ring.bufs[next].load(Ordering::Relaxed);
+    true
+}
+
+fn submit(entry: u64) {
+    let _g = PRODUCERS.lock();
+    loop {
+        let head = HEAD.load(Ordering::Relaxed);
+        let tail = TAIL.load(Ordering::Acquire);
+        if head.wrapping_sub(tail) < SLOTS as u32 {
+            QUEUE[head as usize % SLOTS].store(entry, Ordering::Relaxed);
+            HEAD.store(head.wrapping_add(1), Ordering::SeqCst);
+            if WRITER_SLEEPS.swap(0, Ordering::SeqCst) != 0 {
+                sys::futex_wake(&HEAD, 1);
+            }
+            return;
+        }
+        wait_tail(tail);
+    }
+}
+
+/// Sleeps until the writer has moved `TAIL` past `tail`.
+fn wait_tail(tail: u32) {
+    TAIL_WAITERS.fetch_add(1, Ordering::SeqCst);
+    if TAIL.load(Ordering::SeqCst) == tail {
+        sys::futex_wait(&TAIL, tail);
+    }
+    TAIL_WAITERS.fetch_sub(1, Ordering::SeqCst);
+}
+
+/// Waits until everything queued is in the file (before `exit_group`,
+/// `execve` or writing the current chunks at exit). Normal context only.
+pub fn drain() {
+    if !running() {
+        return;
+    }
+    loop {
+        let tail = TAIL.load(Ordering::Acquire);
+        if tail == HEAD.load(Ordering::Acquire) {
+            return;
+        }
+        wait_tail(tail);
+    }
+}
+
+/// Holds producers off across `fork`, so the child inherits a consistent
+/// queue; call [`after_fork_child`] in the child.
+pub fn fork_lock() -> crate::lock::Guard<'static, ()> {
+    PRODUCERS.lock()
+}
+
+/// In a child after `fork`: the writer thread did not come along; the
+/// parent's writes what was queued. The child starts its own if it needs
+/// one.
+pub fn after_fork_child() {
+    HEAD.store(0, Ordering::Relaxed);
+    TAIL.store(0, Ordering::Relaxed);
+    STATE.store(NOT_STARTED, Ordering::Release);
+}
+
+/// The writer's loop: write queued buffers in order, forever.
+extern "C" fn writer_main() -> ! {
+    // %gs still holds the creating thread's context; nothing here may use it.
+    // SAFETY: ARCH_SET_GS with 0 only changes this thread's gs base.
+    unsafe { sys::syscall3(libc::SYS_arch_prctl, 0x1001, 0, 0) };
+    let rec = recorder().expect("the writer runs only when recording");
+    let mut idle = 0;
+    loop {
+        let tail = TAIL.load(Ordering::Relaxed);
+        let head = HEAD.load(Ordering::Acquire);
+        if tail == head {
+            if idle < SPINS {
+                idle += 1;
+                core::hint::spin_loop();
+                continue;
+            }
+            WRITER_SLEEPS.store(1, Ordering::SeqCst);
+            if HEAD.load(Ordering::SeqCst) == head {
+                sys::futex_wait(&HEAD, head);
+            }
+            WRITER_SLEEPS.store(0, Ordering::SeqCst);
+            continue;
+        }
+        idle = 0;
+        let entry = QUEUE[tail as usize % SLOTS].load(Ordering::Relaxed);
+        // SAFETY: entries are addresses of rings in thread contexts, which
+        // are never unmapped, with the buffer number in the low bits
+        // (rings are 8-aligned and RING ≤ 8).
+        let ring = unsafe { &*((entry & !7) as *const TapeRing) };
+        let i = (entry & 7) as usize;
+        // SAFETY: the queued range lies in the buffer's mapping, which the
+        // owner does not touch while `busy` is set.
+        let bytes = unsafe {
+            core::slice::from_raw_parts(
+                ring.ptr[i].load(Ordering::Relaxed) as *const u8,
+                ring.len[i].load(Ordering::Relaxed) as usize,
+            )
+        };
+        rec.write_tape(bytes, ring.off[i].load(Ordering::Relaxed));
+        crate::stats::STATS
+            .writer_chunks
+            .fetch_add(1, Ordering::Relaxed);
+        if ring.busy[i].swap(FREE, Ordering::AcqRel) == AWAITED {
+            sys::futex_wake(&ring.busy[i], 1);
+        }
+        TAIL.store(tail.wrapping_add(1), Ordering::SeqCst);
+        if TAIL_WAITERS.load(Ordering::SeqCst) != 0 {
+            sys::futex_wake(&TAIL, u32::MAX);
+        }
+    }
+}
+
+/// Starts [`writer_main`] on a new thread of this thread group, with every
+/// signal blocked so that the guest's signals go to the guest's threads.
+fn spawn() -> bool {
+    let rw = libc::PROT_READ | libc::PROT_WRITE;
+    let Some(stack) = sys::map_anon(STACK_BYTES, rw, 0, false) else {
+        return false;
+    };
+    let top = stack + STACK_BYTES as u64 - 64;
+    let all: u64 = !0;
+    let mut old: u64 = 0;
+    let flags = (libc::CLONE_VM
+        | libc::CLONE_FS
+        | libc::CLONE_FILES
+        | libc::CLONE_SIGHAND
+        | libc::CLONE_THREAD
+        | libc::CLONE_SYSVSEM) as u64;
+    let r: i64;
+    // SAFETY: the mask words are ours; the child starts on its own fresh
+    // stack (16-aligned at `top`) and never returns from `writer_main`, so
+    // it never runs the code after the asm block on the parent's frame.
+    unsafe {
+        sys::syscall6(
+            libc::SYS_rt_sigprocmask,
+            libc::SIG_SETMASK as u64,
+            &all as *const u64 as u64,
+            &mut old as *mut u64 as u64,
+            8,
+            0,
+            0,
+        );
+        core::arch::asm!(
+            "syscall",
+            "test rax, rax",
+            "jnz 2f",
+            "xor ebp, ebp",
+            "call {main}",
+            "ud2",
+            "2:",
+            main = sym writer_main,
+            inlateout("rax") libc::SYS_clone => r,
+            in("rdi") flags,
+            in("rsi") top,
+            in("rdx") 0u64,
+            in("r10") 0u64,
+            in("r8") 0u64,
+            lateout("rcx") _,
+            lateout("r11") _,
+        );
+        sys::syscall6(
+            libc::SYS_rt_sigprocmask,
+            libc::SIG_SETMASK as u64,
+            &old as *const u64 as u64,
+            0,
+            8,
+            0,
+            0,
+        );
+    }
+    if r < 0 {
+        // SAFETY: the stack was never used.
+        unsafe { sys::syscall3(libc::SYS_munmap, stack, STACK_BYTES as u64, 0) };
+    }
+    r > 0
+}
