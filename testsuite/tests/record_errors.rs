@@ -381,3 +381,26 @@ fn forked_child_does_not_record_into_the_parents_files() {
     assert_eq!(outputs.lines().count(), 1, "outputs: {outputs}");
     assert_recurrence_gradient(&dir, n);
 }
+
+/// The main thread exits while a worker thread records without end (and
+/// the writer thread cannot keep up with it): the exit completes what was
+/// queued before it and the process ends, with the main thread's gradient.
+#[test]
+fn exit_while_a_thread_records_does_not_wait_for_it() {
+    let prog = build("exit_while_thread_records.c", &["-pthread"]);
+    let x = 1.5f64;
+    let inv = Invocation::new(&prog).arg(x.to_string());
+    let native = run_native(&inv, None);
+    let scratch = ScratchDir::new("record-exit-while-recording");
+    let dir = scratch.path().join("run");
+    let out = record(&inv, &dir);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(out.stdout, native.stdout);
+    let bars = gradient(&dir, "1.0\n");
+    assert!(
+        (bars[0] - 3.0 * x * x).abs() <= 1e-12 * 3.0 * x * x,
+        "dy/dx {} vs {}",
+        bars[0],
+        3.0 * x * x
+    );
+}

@@ -226,15 +226,19 @@ fn wait_tail(tail: u32) {
     TAIL_WAITERS.fetch_sub(1, Ordering::SeqCst);
 }
 
-/// Waits until everything queued is in the file (before `exit_group`,
-/// `execve` or writing the current chunks at exit). Normal context only.
+/// Waits until everything queued so far is in the file (before
+/// `exit_group`, `execve` or writing the current chunks at exit); what
+/// other threads queue meanwhile is not waited for, so a thread that keeps
+/// recording cannot hold the exit up. Normal context only.
 pub fn drain() {
     if !running() {
         return;
     }
+    let head = HEAD.load(Ordering::Acquire);
     loop {
         let tail = TAIL.load(Ordering::Acquire);
-        if tail == HEAD.load(Ordering::Acquire) {
+        // Entries written since the snapshot, modulo the counter's wrap.
+        if head.wrapping_sub(tail) as i32 <= 0 {
             return;
         }
         wait_tail(tail);
