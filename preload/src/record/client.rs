@@ -26,6 +26,17 @@ fn load_u64(addr: u64) -> Option<u64> {
     super::guest::read_mem(addr, &mut b).then(|| u64::from_le_bytes(b))
 }
 
+/// Reads the six words at `addr` in one go (a request block, or
+/// `NEW_INDEX`'s pointers); a word that cannot be read is 0.
+fn load_words(addr: u64) -> [u64; 6] {
+    let mut b = [0u8; 48];
+    if super::guest::read_mem(addr, &mut b) {
+        core::array::from_fn(|i| u64::from_le_bytes(b[8 * i..8 * i + 8].try_into().unwrap()))
+    } else {
+        core::array::from_fn(|i| load_u64(addr + 8 * i as u64).unwrap_or(0))
+    }
+}
+
 fn store_u64(addr: u64, v: u64) {
     if shadowmem::is_app(addr) {
         // SAFETY: the guest passed this pointer for the result; writing it is
@@ -45,12 +56,12 @@ fn shadow_at(addr: u64) -> Option<ShadowLoc> {
 /// Answers the request; sets `rdx` to its result (unknown requests and
 /// requests of other modes leave the default).
 pub fn handle(ctx: &mut ThreadCtx) {
-    let args = ctx.regs.gpr[reg::RAX];
-    let word = |i: u64| load_u64(args + 8 * i).unwrap_or(0);
-    let request = word(0);
     let Some(r) = recorder() else {
         return; // null mode: behave as natively
     };
+    let args = load_words(ctx.regs.gpr[reg::RAX]);
+    let word = |i: usize| args[i];
+    let request = word(0);
     let result = match request {
         GET_MODE => Some(u64::from(b'b')),
         DISABLE => {
@@ -77,8 +88,8 @@ pub fn handle(ctx: &mut ThreadCtx) {
             Some(1)
         }
         NEW_INDEX | NEW_INDEX_NOACTIVITYANALYSIS => {
-            let info = word(1);
-            let ptr = |i: u64| load_u64(info + 8 * i).unwrap_or(0);
+            let info = load_words(word(1));
+            let ptr = |i: usize| info[i];
             let (i1, i2) = (load_u64(ptr(0)).unwrap_or(0), load_u64(ptr(1)).unwrap_or(0));
             let p1 = f64::from_bits(load_u64(ptr(2)).unwrap_or(0));
             let p2 = f64::from_bits(load_u64(ptr(3)).unwrap_or(0));

@@ -240,10 +240,21 @@ impl Recorder {
             )
         };
         let fd = self.open_file(slot, name);
-        let mut line = sys::StackBuf::<32>::new();
-        use core::fmt::Write as _;
-        let _ = writeln!(line, "{index}");
-        lines.push(fd, line.as_bytes());
+        // The decimal digits and a newline, formatted by hand: declaring
+        // 10^5 inputs should not cost 10^5 runs of the formatting machinery.
+        let mut line = [0u8; 21];
+        let mut at = line.len() - 1;
+        line[at] = b'\n';
+        let mut v = index;
+        loop {
+            at -= 1;
+            line[at] = b'0' + (v % 10) as u8;
+            v /= 10;
+            if v == 0 {
+                break;
+            }
+        }
+        lines.push(fd, &line[at..]);
     }
 
     /// The index files that are open, with their pending lines.
