@@ -301,7 +301,9 @@ impl Recorder {
         // Open the tape here, in normal context, so that a flush from a
         // signal handler only has to write (no lock, no allocation).
         self.open_file(&self.tape_fd, file_name::TAPE);
-        if !writer::hand_off(&mut ctx.tape, &ctx.tape_ring) {
+        // A vfork-style child (its own process sharing our memory) writes
+        // for itself: a writer it started would die with its `execve`.
+        if ctx.other_process != 0 || !writer::hand_off(&mut ctx.tape, &ctx.tape_ring) {
             self.flush(ctx);
         }
         if ctx.tape.buf == 0 {
