@@ -14,9 +14,13 @@ if ((${#need_apt[@]})); then
     apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
 
+# The numpy tests' expected failures (numpy's own float32 SIMD kernels) were
+# established with this numpy; another version may use other kernels.
+NUMPY_VERSION=2.4.6
 if ! python3 -c 'import numpy' >/dev/null 2>&1; then
-    echo "setup: installing numpy with pip" >&2
-    python3 -m pip install -q numpy 2>/dev/null || {
+    echo "setup: installing numpy $NUMPY_VERSION with pip" >&2
+    python3 -m pip install -q "numpy==$NUMPY_VERSION" 2>/dev/null ||
+        python3 -m pip install -q numpy 2>/dev/null || {
         export DEBIAN_FRONTEND=noninteractive
         apt-get update -qq && apt-get install -y -qq python3-numpy >/dev/null
     }
