@@ -404,3 +404,20 @@ fn exit_while_a_thread_records_does_not_wait_for_it() {
         3.0 * x * x
     );
 }
+
+/// `posix_spawn` (a vfork-style child that shares the process's memory
+/// until it execs) while another thread records: the child writes only its
+/// own blocks, never the recording thread's half-filled buffer.
+#[test]
+fn spawning_while_a_thread_records_keeps_its_tape() {
+    let prog = build("spawn_while_recording.c", &["-pthread"]);
+    let n = 400000;
+    let inv = Invocation::new(&prog).args(["0.999", &n.to_string()]);
+    let native = run_native(&inv, None);
+    let scratch = ScratchDir::new("record-spawn");
+    let dir = scratch.path().join("run");
+    let out = record(&inv, &dir);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(out.stdout, native.stdout);
+    assert_recurrence_gradient(&dir, n);
+}

@@ -381,11 +381,19 @@ impl ThreadTape {
 
 /// Writes every thread's pending blocks (at process exit, `execve`, or a
 /// fatal signal). Other threads may still be running; what they add after
-/// this point is lost with the process anyway.
+/// this point is lost with the process anyway. Called on a guest thread.
 pub fn flush_all() {
     let Some(r) = recorder() else { return };
-    writer::drain();
-    crate::threads::for_each_context(|c| r.flush(c));
+    // SAFETY: guest threads in the runtime have their context installed.
+    let me = unsafe { crate::context::current() };
+    if me.other_process != 0 {
+        // A vfork-style child shares our memory but not our threads, which
+        // go on recording into their buffers: it writes only its own.
+        r.flush(me);
+    } else {
+        writer::drain();
+        crate::threads::for_each_context(|c| r.flush(c));
+    }
     for (fd, lines) in r.index_files() {
         if fd >= 0 {
             lines.write_out(fd);
@@ -410,7 +418,15 @@ pub fn flush_all_in_signal() -> u64 {
     let Some(r) = recorder() else { return 0 };
     let fd = r.tape_fd.load(Ordering::Acquire);
     let mut blocks = 0;
+    // SAFETY: the signal interrupted a guest thread, whose context is
+    // installed.
+    let me = unsafe { crate::context::current() };
+    // A vfork-style child writes only its own blocks (see `flush_all`).
+    let only = (me.other_process != 0).then_some(me.self_addr);
     crate::threads::for_each_context(|c| {
+        if only.is_some_and(|a| a != c.self_addr) {
+            return;
+        }
         if fd >= 0 {
             c.tape_ring.write_queued_in_signal(fd);
         }
