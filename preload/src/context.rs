@@ -174,7 +174,7 @@ impl ThreadCtx {
     };
 
     /// Maps a fresh context and its runtime stack. The lookup table starts
-    /// empty: every key is `!0`, which matches no guest address.
+    /// empty (see `empty_ibl_entry`).
     pub fn allocate() -> Option<&'static mut ThreadCtx> {
         let size = core::mem::size_of::<ThreadCtx>().next_multiple_of(4096);
         let rw = libc::PROT_READ | libc::PROT_WRITE;
@@ -192,10 +192,18 @@ impl ThreadCtx {
         Some(ctx)
     }
 
+    /// An empty lookup-table entry: the key of guest address 0 (every key
+    /// matches some address), leading to the runtime's null-target entry,
+    /// which treats a jump there as the miss it is.
+    fn empty_ibl_entry() -> [u64; 2] {
+        [!0, crate::entry::null_target_addr()]
+    }
+
     /// Empties the indirect-branch lookup table.
     pub fn clear_ibl(&mut self) {
+        let empty = Self::empty_ibl_entry();
         for e in self.ibl.iter_mut() {
-            *e = [!0, 0];
+            *e = empty;
         }
     }
 
@@ -206,10 +214,11 @@ impl ThreadCtx {
 
     /// Drops table entries whose guest address lies in `[start, end)`.
     pub fn ibl_invalidate(&mut self, start: u64, end: u64) {
+        let empty = Self::empty_ibl_entry();
         for e in self.ibl.iter_mut() {
             let g = !e[0];
             if g >= start && g < end {
-                *e = [!0, 0];
+                *e = empty;
             }
         }
     }

@@ -22,6 +22,8 @@ const PROGRAMS: &[(&str, &[&str])] = &[
     ("c/stencil.c", &["96", "40"]),
     ("c/regression_signal_before_syscall.c", &[]),
     ("c/libm_signals.c", &[]),
+    ("c/main_exits_first.c", &[]),
+    ("c/null_call.c", &[]),
     ("cxx/exceptions.cpp", &[]),
     ("cxx/containers.cpp", &[]),
 ];
