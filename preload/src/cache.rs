@@ -16,7 +16,7 @@ use crate::stats::STATS;
 use crate::sys;
 use rewriter::translate::{ExitRecord, InsnMapEntry, TranslateError, EXIT_STUB_LEN};
 use rewriter::TranslateOptions;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 const CHUNK_BYTES: u64 = 64 << 20;
@@ -70,10 +70,11 @@ pub struct CodeCache {
     incoming: BTreeMap<u64, Vec<(u64, u64)>>,
     /// Translation settings.
     opts: TranslateOptions,
-    /// Pages of guest code read successfully before and not unmapped or
-    /// reprotected since: read directly (fault-tolerant) instead of with a
-    /// system call.
-    readable: BTreeSet<u64>,
+    /// Executable mappings (start → end) as `/proc/self/maps` showed them,
+    /// minus those unmapped or reprotected since: guest code is read only
+    /// from these (directly, fault-tolerant), so that jumping into memory
+    /// without execute permission faults as it does natively.
+    executable: BTreeMap<u64, u64>,
 }
 
 /// The code cache.
@@ -86,34 +87,71 @@ pub fn init(opts: TranslateOptions) {
         cursors: Vec::new(),
         incoming: BTreeMap::new(),
         opts,
-        readable: BTreeSet::new(),
+        executable: BTreeMap::new(),
     });
 }
 
-/// Reads guest code like [`read_guest`], but pages known to be readable
-/// are copied directly, without a system call per page.
-fn read_code(readable: &mut BTreeSet<u64>, addr: u64, buf: &mut [u8]) -> usize {
+/// Reads guest code for translation: only from executable mappings (the
+/// ones known, else those `/proc/self/maps` shows now), copied directly
+/// and fault-tolerantly. Returns how many bytes could be read: fewer at the
+/// end of executable memory.
+fn read_code(executable: &mut BTreeMap<u64, u64>, addr: u64, buf: &mut [u8]) -> usize {
     let mut done = 0;
+    let mut retried = false;
     while done < buf.len() {
         let a = addr + done as u64;
-        let page = a >> 12;
-        let n = ((4096 - (a & 4095)) as usize).min(buf.len() - done);
+        let Some(end) = executable_end(executable, a) else {
+            return done;
+        };
+        let n = (end - a).min((buf.len() - done) as u64) as usize;
         let piece = &mut buf[done..done + n];
         // SAFETY: `piece` is our own buffer; a fault on the guest side (the
-        // page was unmapped behind our back) is recovered by safe_copy.
-        let copied = readable.contains(&page)
-            && unsafe { sys::safe_copy(piece.as_mut_ptr(), a as *const u8, n) };
-        if !copied {
-            readable.remove(&page);
-            let got = read_guest(a, piece);
-            if got < n {
-                return done + got;
+        // mapping went away behind our back) is recovered by safe_copy.
+        if !unsafe { sys::safe_copy(piece.as_mut_ptr(), a as *const u8, n) } {
+            // What we knew is stale: look again, once.
+            forget_executable(executable, a, a + n as u64);
+            if retried {
+                return done;
             }
-            readable.insert(page);
+            retried = true;
+            continue;
         }
         done += n;
     }
     done
+}
+
+/// The end of the executable mapping containing `addr`, consulting
+/// `/proc/self/maps` when no known one does.
+fn executable_end(executable: &mut BTreeMap<u64, u64>, addr: u64) -> Option<u64> {
+    let known = |m: &BTreeMap<u64, u64>| {
+        m.range(..=addr)
+            .next_back()
+            .filter(|&(_, &end)| addr < end)
+            .map(|(_, &end)| end)
+    };
+    if let Some(end) = known(executable) {
+        return Some(end);
+    }
+    crate::diag::for_each_mapping(|m| {
+        if m.executable {
+            executable.insert(m.start, m.end);
+        }
+        true
+    });
+    known(executable)
+}
+
+/// Forgets the executable mappings overlapping `[start, end)`.
+fn forget_executable(executable: &mut BTreeMap<u64, u64>, start: u64, end: u64) {
+    let doomed: Vec<u64> = executable
+        .range(..end)
+        .filter(|&(_, &e)| e > start)
+        .map(|(&s, _)| s)
+        .collect();
+    for s in doomed {
+        executable.remove(&s);
+    }
 }
 
 /// Reads guest code without faulting (a short count at an unmapped page).
@@ -173,8 +211,8 @@ impl CodeCache {
                 crate::diag::fatal_at(guest_pc, "no code-cache memory within reach of this code");
             };
             let cache_pc = self.cursors[ci].next_multiple_of(16);
-            let readable = &mut self.readable;
-            let mut read = |a: u64, b: &mut [u8]| read_code(readable, a, b);
+            let executable = &mut self.executable;
+            let mut read = |a: u64, b: &mut [u8]| read_code(executable, a, b);
             let t = match crate::record::math::interception(guest_pc) {
                 Some((wrapper, reg, desc)) => rewriter::translate::translate_native_call(
                     guest_pc,
@@ -252,16 +290,7 @@ impl CodeCache {
     /// Forgets every block overlapping `[start, end)` and unlinks branches
     /// into them. Returns whether anything was dropped.
     pub fn invalidate(&mut self, start: u64, end: u64) -> bool {
-        if end > start {
-            let pages: Vec<u64> = self
-                .readable
-                .range(start >> 12..=(end - 1) >> 12)
-                .copied()
-                .collect();
-            for page in pages {
-                self.readable.remove(&page);
-            }
-        }
+        forget_executable(&mut self.executable, start, end);
         // A block covers at most MAX_BLOCK_INSNS instructions of ≤ 15 bytes.
         let reach = (rewriter::translate::MAX_BLOCK_INSNS * 15) as u64;
         let doomed: Vec<u64> = self

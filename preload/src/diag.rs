@@ -4,10 +4,23 @@
 use crate::sys;
 use core::fmt::Write as _;
 
-/// Calls `f(start, end, file_offset, path)` for each line of
-/// `/proc/self/maps` until it returns `false`. Reads the file in pieces into
-/// stack buffers; no allocation.
-pub fn for_each_mapping(mut f: impl FnMut(u64, u64, u64, &[u8]) -> bool) {
+/// One line of `/proc/self/maps`.
+pub struct Mapping<'a> {
+    /// First address.
+    pub start: u64,
+    /// One past the last address.
+    pub end: u64,
+    /// File offset of `start`.
+    pub offset: u64,
+    /// Mapped with execute permission.
+    pub executable: bool,
+    /// The file, or `[heap]`, `[stack]`, … (`[anonymous]` when empty).
+    pub path: &'a [u8],
+}
+
+/// Calls `f` for each line of `/proc/self/maps` until it returns `false`.
+/// Reads the file in pieces into stack buffers; no allocation.
+pub fn for_each_mapping(mut f: impl FnMut(&Mapping) -> bool) {
     let path = b"/proc/self/maps\0";
     // SAFETY: path is NUL-terminated.
     let fd = unsafe {
@@ -45,8 +58,8 @@ pub fn for_each_mapping(mut f: impl FnMut(u64, u64, u64, &[u8]) -> bool) {
                 }
                 continue;
             }
-            if let Some((start, end, offset, path)) = parse_maps_line(&line[..line_len]) {
-                if !f(start, end, offset, path) {
+            if let Some(m) = parse_maps_line(&line[..line_len]) {
+                if !f(&m) {
                     break 'read;
                 }
             }
@@ -61,10 +74,10 @@ pub fn for_each_mapping(mut f: impl FnMut(u64, u64, u64, &[u8]) -> bool) {
 /// of `addr`.
 pub fn module_of(addr: u64, out: &mut sys::StackBuf<256>) -> Option<u64> {
     let mut found = None;
-    for_each_mapping(|start, end, offset, path| {
-        if addr >= start && addr < end {
-            let _ = out.write_str(core::str::from_utf8(path).unwrap_or("?"));
-            found = Some(addr - start + offset);
+    for_each_mapping(|m| {
+        if addr >= m.start && addr < m.end {
+            let _ = out.write_str(core::str::from_utf8(m.path).unwrap_or("?"));
+            found = Some(addr - m.start + m.offset);
             return false;
         }
         true
@@ -77,17 +90,23 @@ fn parse_hex(s: &[u8]) -> Option<u64> {
 }
 
 /// `start-end perms offset dev inode path`.
-fn parse_maps_line(line: &[u8]) -> Option<(u64, u64, u64, &[u8])> {
+fn parse_maps_line(line: &[u8]) -> Option<Mapping<'_>> {
     let mut fields = line.split(|&c| c == b' ').filter(|f| !f.is_empty());
     let range = fields.next()?;
     let dash = range.iter().position(|&c| c == b'-')?;
     let (start, end) = (parse_hex(&range[..dash])?, parse_hex(&range[dash + 1..])?);
-    let _perms = fields.next()?;
+    let perms = fields.next()?;
     let offset = parse_hex(fields.next()?)?;
     let _dev = fields.next();
     let _inode = fields.next();
     let path: &[u8] = fields.next().unwrap_or(b"[anonymous]");
-    Some((start, end, offset, path))
+    Some(Mapping {
+        start,
+        end,
+        offset,
+        executable: perms.get(2) == Some(&b'x'),
+        path,
+    })
 }
 
 /// Disassembles the guest instruction at `pc` (Intel syntax).

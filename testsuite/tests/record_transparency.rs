@@ -24,6 +24,7 @@ const PROGRAMS: &[(&str, &[&str])] = &[
     ("c/libm_signals.c", &[]),
     ("c/main_exits_first.c", &[]),
     ("c/null_call.c", &[]),
+    ("c/no_exec.c", &[]),
     ("cxx/exceptions.cpp", &[]),
     ("cxx/containers.cpp", &[]),
 ];

@@ -76,6 +76,7 @@ c_family_tests! {
     c_exit_status = Program::new("c/exit_status.c").expected_status(7);
     c_main_exits_first = Program::new("c/main_exits_first.c");
     c_null_call = Program::new("c/null_call.c");
+    c_no_exec = Program::new("c/no_exec.c");
     // The benchmark size would make -O0 under a slow mode take minutes.
     c_stencil = Program::new("c/stencil.c").args(&["96", "40"]);
     cxx_exceptions = Program::new("cxx/exceptions.cpp");

@@ -115,13 +115,15 @@ pub fn init(dir: &[u8]) -> Result<(), String> {
 /// application ranges.
 pub fn reserve_shadow() -> Result<(), String> {
     let mut stray = None;
-    crate::diag::for_each_mapping(|start, end, _, path| {
-        if start < shadowmem::USER_END
-            && !shadowmem::is_app_range(start, end.min(shadowmem::USER_END))
+    crate::diag::for_each_mapping(|m| {
+        if m.start < shadowmem::USER_END
+            && !shadowmem::is_app_range(m.start, m.end.min(shadowmem::USER_END))
         {
             stray = Some(format!(
-                "{start:#x}-{end:#x} {}",
-                String::from_utf8_lossy(path)
+                "{:#x}-{:#x} {}",
+                m.start,
+                m.end,
+                String::from_utf8_lossy(m.path)
             ));
             return false;
         }
