@@ -59,3 +59,59 @@ pub fn with_preload(envp: u64) -> Option<ExecEnv> {
         ptrs: entries,
     })
 }
+
+/// Whether the file `execve` is about to run (`path`, relative to `dirfd`
+/// for `execveat`) is a statically linked ELF program: the kernel starts it
+/// without the dynamic loader, so `LD_PRELOAD` cannot bring the runtime
+/// into it. Scripts, dynamic programs and unreadable files answer `false`.
+pub fn statically_linked(dirfd: i64, path: u64) -> bool {
+    // SAFETY: `path` is the guest's NUL-terminated string (the kernel reads
+    // it, and fails with EFAULT on a bad pointer).
+    let fd = unsafe {
+        crate::sys::syscall6(
+            libc::SYS_openat,
+            dirfd as u64,
+            path,
+            (libc::O_RDONLY | libc::O_CLOEXEC) as u64,
+            0,
+            0,
+            0,
+        )
+    };
+    if fd < 0 {
+        return false;
+    }
+    let pread = |buf: &mut [u8], offset: u64| -> bool {
+        // SAFETY: reading into our own buffer from the descriptor we opened.
+        let n = unsafe {
+            crate::sys::syscall6(
+                libc::SYS_pread64,
+                fd as u64,
+                buf.as_mut_ptr() as u64,
+                buf.len() as u64,
+                offset,
+                0,
+                0,
+            )
+        };
+        n == buf.len() as i64
+    };
+    let mut header = [0u8; 64];
+    let mut static_elf = false;
+    if pread(&mut header, 0) && header[..4] == *b"\x7fELF" && header[4] == 2 {
+        let u16_at = |b: &[u8], i: usize| u16::from_le_bytes([b[i], b[i + 1]]) as usize;
+        let phoff = u64::from_le_bytes(header[32..40].try_into().unwrap());
+        let (phentsize, phnum) = (u16_at(&header, 54), u16_at(&header, 56));
+        let mut table = [0u8; 64 * 56];
+        let len = phentsize * phnum;
+        if phentsize >= 4 && len <= table.len() && pread(&mut table[..len], phoff) {
+            const PT_INTERP: u32 = 3;
+            static_elf = !table[..len]
+                .chunks(phentsize)
+                .any(|ph| u32::from_le_bytes(ph[..4].try_into().unwrap()) == PT_INTERP);
+        }
+    }
+    // SAFETY: closing the descriptor we opened.
+    unsafe { crate::sys::syscall3(libc::SYS_close, fd as u64, 0, 0) };
+    static_elf
+}

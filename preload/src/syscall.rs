@@ -229,7 +229,16 @@ fn exec(ctx: &mut ThreadCtx, path: u64, argv: u64, envp: u64, at: Option<(u64, u
         None => a[3] = envp2,
         Some(_) => a[4] = envp2,
     }
-    let _ = (path, argv);
+    let _ = argv;
+    let dirfd = at.map_or(libc::AT_FDCWD as i64, |(fd, _)| fd as i64);
+    if crate::execenv::statically_linked(dirfd, path) {
+        // SAFETY: the file opened, so `path` is a valid guest string.
+        let shown = unsafe { core::ffi::CStr::from_ptr(path as *const libc::c_char) };
+        crate::dgad_eprintln!(
+            "{} is statically linked: LD_PRELOAD cannot bring dgad into it, so it runs natively              (not translated, nothing recorded)",
+            shown.to_string_lossy()
+        );
+    }
     crate::record::flush_all();
     // SAFETY: as for `passthrough`, with the environment array replaced by
     // an equivalent one that keeps the preload.

@@ -220,6 +220,37 @@ fn system_bash_pipeline() {
     );
 }
 
+/// A statically linked program started by a dynamic one (bash) under dgad:
+/// `LD_PRELOAD` cannot reach it, so it runs natively, with the same output
+/// and status, and dgad says so on stderr rather than leaving the user to
+/// wonder why nothing was translated or recorded.
+#[test]
+fn statically_linked_child_runs_natively_with_a_note() {
+    let prog = testsuite::build_program_at(
+        &programs_dir().join("c/static_child.c"),
+        Compiler::Gcc,
+        OptLevel::O3,
+        &[],
+        &["-static".into()],
+    );
+    let script = format!("{} 7; echo \"status $?\"", prog.display());
+    let invocation = Invocation::new("bash").args(["-c", &script]);
+    let native = run_native(&invocation, None);
+    let dgad = run_under_dgad(&invocation, None, &[]);
+    assert_eq!(dgad.stdout, native.stdout);
+    assert_eq!(dgad.status.code(), native.status.code());
+    assert!(
+        native.stdout_text().ends_with("status 3\n"),
+        "{}",
+        native.stdout_text()
+    );
+    let stderr = String::from_utf8_lossy(&dgad.stderr);
+    assert!(
+        stderr.contains("static_child is statically linked"),
+        "no note on stderr: {stderr}"
+    );
+}
+
 // ---------------------------------------------------------------------------
 // Python
 // ---------------------------------------------------------------------------
