@@ -135,7 +135,7 @@ fn read_config(envp: *const *const libc::c_char) -> Config {
                     -fd
                 ));
             }
-            fd as i32
+            crate::fds::adopt(fd as i32)
         }
     };
     let preload = get("LD_PRELOAD").and_then(|v| {

@@ -34,6 +34,7 @@ pub mod diag;
 pub mod dispatch;
 pub mod entry;
 pub mod execenv;
+pub mod fds;
 pub mod init;
 pub mod lock;
 pub mod log;

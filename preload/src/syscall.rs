@@ -115,6 +115,21 @@ pub fn handle(ctx: &mut ThreadCtx) {
             }
             passthrough(ctx)
         }
+        // The runtime's own descriptors stay open (see `fds`).
+        libc::SYS_close if crate::fds::is_own(i64::from(a[1] as u32)) => 0,
+        libc::SYS_close_range => crate::fds::close_range(
+            u64::from(a[1] as u32),
+            u64::from(a[2] as u32),
+            u64::from(a[3] as u32),
+        ),
+        libc::SYS_dup2 | libc::SYS_dup3 if crate::fds::is_own(i64::from(a[2] as u32)) => {
+            crate::dgad_eprintln!(
+                "the program duplicates a descriptor onto {}, which dgad uses for its own files; \
+                 refusing (EBUSY)",
+                a[2] as u32
+            );
+            -(libc::EBUSY as i64)
+        }
         libc::SYS_rt_sigreturn => {
             crate::signals::sigreturn(ctx);
             return;

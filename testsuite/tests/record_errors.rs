@@ -421,3 +421,26 @@ fn spawning_while_a_thread_records_keeps_its_tape() {
     assert_eq!(out.stdout, native.stdout);
     assert_recurrence_gradient(&dir, n);
 }
+
+/// A program that closes every descriptor above stderr (`close` and
+/// `close_range`) in the middle of the recording, then opens a file of its
+/// own: the record files stay open and whole, and the program's file holds
+/// only what it wrote (the runtime's descriptors are not the program's).
+#[test]
+fn closing_every_descriptor_keeps_the_record_files() {
+    let prog = build("close_all_fds.c", &[]);
+    let scratch = ScratchDir::new("record-close-fds");
+    let file = scratch.path().join("own-file");
+    let n = 200000;
+    let inv = Invocation::new(&prog).args(["0.999", &n.to_string(), file.to_str().unwrap()]);
+    let native = run_native(&inv, None);
+    let dir = scratch.path().join("run");
+    let out = record(&inv, &dir);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(out.stdout, native.stdout);
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "the program's own file\n"
+    );
+    assert_recurrence_gradient(&dir, 2 * n);
+}

@@ -183,12 +183,13 @@ impl Recorder {
                 errno_text(-fd)
             ));
         }
-        slot.store(fd as i32, Ordering::Release);
+        let fd = crate::fds::adopt(fd as i32);
+        slot.store(fd, Ordering::Release);
         // The tape always starts with the all-zero block 0.
         if name == file_name::TAPE {
-            self.pwrite_all(fd as i32, &[0u8; 32], 0);
+            self.pwrite_all(fd, &[0u8; 32], 0);
         }
-        fd as i32
+        fd
     }
 
     /// Stops the client after a recording failure; the files hold every
