@@ -506,6 +506,13 @@ impl<'a> Translator<'a> {
                 self.e.jmp_gs(self.layout.ibl_jump);
                 Ok(Flow::Ended)
             }
+            FlowControl::Interrupt if insn.code() == Code::Int3 => {
+                // Runs as it is and ends the block, like `ud2`: the kernel's
+                // SIGTRAP reports the pc after it, a mapped boundary.
+                self.map(insn.ip(), 0);
+                self.copy(insn, bytes)?;
+                Ok(Flow::EndFallingThrough)
+            }
             _ => {
                 // Far transfers, `int n`, `sysenter`, `iret`, 16/32-bit
                 // operand-size branches: never silently skipped.

@@ -25,6 +25,7 @@ const PROGRAMS: &[(&str, &[&str])] = &[
     ("c/main_exits_first.c", &[]),
     ("c/null_call.c", &[]),
     ("c/no_exec.c", &[]),
+    ("c/int3_trap.c", &[]),
     ("cxx/exceptions.cpp", &[]),
     ("cxx/containers.cpp", &[]),
 ];
