@@ -63,6 +63,17 @@ pub const XSAVE_BYTES: usize = 8192;
 /// Size of each thread's runtime stack.
 pub const RUNTIME_STACK_BYTES: usize = 1 << 20;
 
+/// States of [`ThreadCtx::life`].
+pub mod life {
+    /// Its thread runs (or is being created).
+    pub const RUNNING: u32 = 0;
+    /// Its thread left with `exit`; reusable once the kernel has let the
+    /// thread go (its id is gone).
+    pub const EXITED: u32 = 1;
+    /// Unused (a `vfork` child that has exec'd or exited, a failed clone).
+    pub const FREE: u32 = 2;
+}
+
 /// Maximum number of signals queued for delivery to one thread.
 pub const PENDING_MAX: usize = 8;
 
@@ -123,6 +134,8 @@ pub struct ThreadCtx {
     /// Set for a `CLONE_VM` child that is a process of its own (`vfork`),
     /// not a thread of ours.
     pub other_process: u32,
+    /// One of [`life`]: whether a new thread may take this context over.
+    pub life: core::sync::atomic::AtomicU32,
     /// Signals caught but not yet delivered to the guest.
     pub pending: [PendingSignal; PENDING_MAX],
     /// Number of valid entries in `pending`.
@@ -197,6 +210,23 @@ impl ThreadCtx {
     /// which treats a jump there as the miss it is.
     fn empty_ibl_entry() -> [u64; 2] {
         [!0, crate::entry::null_target_addr()]
+    }
+
+    /// Prepares a context whose thread is gone for a new thread: the
+    /// lookup table, tape buffers and runtime stack stay; what described
+    /// the old thread goes (registers and shadows are the creator's to set).
+    pub fn reset_for_reuse(&mut self) {
+        self.tid = 0;
+        self.in_runtime = 0;
+        self.other_process = 0;
+        self.pending_len = 0;
+        self.stepping = 0;
+        // The next block takes a fresh chunk; the old chunk's unused rest
+        // stays zero blocks nobody refers to.
+        self.tape.base = 0;
+        self.tape.next = 0;
+        self.tape.end = 0;
+        self.tape.flushed = 0;
     }
 
     /// Empties the indirect-branch lookup table.

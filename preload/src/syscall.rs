@@ -113,6 +113,7 @@ pub fn handle(ctx: &mut ThreadCtx) {
                     sys::exit_group(a[1] as i32)
                 }
             }
+            crate::threads::exiting(ctx);
             passthrough(ctx)
         }
         // The runtime's own descriptors stay open (see `fds`).

@@ -1,7 +1,7 @@
 //! Guest threads: the registry of contexts and thread creation through
 //! `clone`/`clone3` with `CLONE_VM`.
 
-use crate::context::{reg, ThreadCtx};
+use crate::context::{life, reg, ThreadCtx};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 const MAX_THREADS: usize = 1 << 14;
@@ -14,7 +14,7 @@ static MEMBERS: AtomicUsize = AtomicUsize::new(1);
 pub fn register(ctx: &ThreadCtx) {
     let i = COUNT.fetch_add(1, Ordering::AcqRel);
     if i >= MAX_THREADS {
-        crate::dgad_eprintln!("fatal: more than {} threads", MAX_THREADS);
+        crate::dgad_eprintln!("fatal: more than {} threads alive at once", MAX_THREADS);
         crate::sys::exit_group(125);
     }
     CONTEXTS[i].store(ctx.self_addr, Ordering::Release);
@@ -56,7 +56,7 @@ pub fn leave(ctx: &ThreadCtx) -> bool {
 /// stack. `a` are the system call's arguments. Returns the syscall result
 /// for the parent.
 pub fn clone_thread(parent: &mut ThreadCtx, nr: i64, a: [u64; 5], next_pc: u64) -> i64 {
-    let Some(child) = ThreadCtx::allocate() else {
+    let Some(child) = take_context() else {
         return -(libc::ENOMEM as i64);
     };
     child.regs = parent.regs;
@@ -71,8 +71,7 @@ pub fn clone_thread(parent: &mut ThreadCtx, nr: i64, a: [u64; 5], next_pc: u64) 
     let child_sp = child.rt_stack_top - 64;
     // SAFETY: child_sp is inside the child's fresh runtime stack.
     unsafe { *(child_sp as *mut u64) = child.self_addr };
-    register(child);
-    let (r, member) = if nr == libc::SYS_clone3 {
+    let (r, flags) = if nr == libc::SYS_clone3 {
         let mut args = [0u64; 16];
         let size = (a[1] as usize).min(core::mem::size_of_val(&args));
         // SAFETY: the guest passed a clone_args of a[1] bytes at a[0]; we
@@ -81,7 +80,7 @@ pub fn clone_thread(parent: &mut ThreadCtx, nr: i64, a: [u64; 5], next_pc: u64) 
             core::ptr::copy_nonoverlapping(a[0] as *const u8, args.as_mut_ptr().cast(), size)
         };
         // clone_args: flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, …
-        let member = start_member(child, args[0]);
+        start_member(child, args[0]);
         if args[5] != 0 {
             child.regs.gpr[reg::RSP] = args[5] + args[6];
         }
@@ -91,36 +90,89 @@ pub fn clone_thread(parent: &mut ThreadCtx, nr: i64, a: [u64; 5], next_pc: u64) 
         // SAFETY: the kernel copies args; the child starts at child_sp.
         let r =
             unsafe { crate::entry::dgad_raw_clone(nr, args.as_ptr() as u64, size as u64, 0, 0, 0) };
-        (r, member)
+        (r, args[0])
     } else {
         // clone(flags, newsp, parent_tid, child_tid, tls)
-        let member = start_member(child, a[0]);
+        start_member(child, a[0]);
         if a[1] != 0 {
             child.regs.gpr[reg::RSP] = a[1];
         }
         // SAFETY: as above, with the child's stack given directly.
         let r = unsafe { crate::entry::dgad_raw_clone(nr, a[0], child_sp, a[2], a[3], a[4]) };
-        (r, member)
+        (r, a[0])
     };
+    let member = flags & libc::CLONE_THREAD as u64 != 0;
     if r < 0 {
         child.tid = -1;
         if member {
             MEMBERS.fetch_sub(1, Ordering::AcqRel);
         }
+        child.life.store(life::FREE, Ordering::Release);
+    } else if !member && flags & libc::CLONE_VFORK as u64 != 0 {
+        // The kernel lets the parent of a vfork child go on only once the
+        // child has exec'd or exited: it no longer runs on this context.
+        child.life.store(life::FREE, Ordering::Release);
     }
     r
 }
 
+/// A context for a new thread: one whose thread is gone (its lookup table
+/// still warm, its buffers mapped), else a fresh one. Creating thousands of
+/// short-lived threads then costs neither memory nor cold lookups.
+fn take_context() -> Option<&'static mut ThreadCtx> {
+    let n = COUNT.load(Ordering::Acquire).min(MAX_THREADS);
+    for slot in &CONTEXTS[..n] {
+        let a = slot.load(Ordering::Acquire);
+        if a == 0 {
+            continue;
+        }
+        // SAFETY: registered contexts stay mapped for the process's life;
+        // only the winner of the exchange below touches this one.
+        let c = unsafe { &mut *(a as *mut ThreadCtx) };
+        let state = c.life.load(Ordering::Acquire);
+        let reusable = match state {
+            life::FREE => true,
+            life::EXITED => thread_gone(c.tid) && c.tape_ring.idle(),
+            _ => false,
+        };
+        if reusable
+            && c.life
+                .compare_exchange(state, life::RUNNING, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+        {
+            c.reset_for_reuse();
+            return Some(c);
+        }
+    }
+    let c = ThreadCtx::allocate()?;
+    register(c);
+    Some(c)
+}
+
+/// Whether the kernel has let thread `tid` of this process go: from then
+/// on it runs nothing of ours (not even the end of its `exit`).
+fn thread_gone(tid: i32) -> bool {
+    // SAFETY: signal 0 only checks that the thread exists.
+    let r =
+        unsafe { crate::sys::syscall3(libc::SYS_tgkill, crate::init::pid() as u64, tid as u64, 0) };
+    tid > 0 && r == -(libc::ESRCH as i64)
+}
+
+/// Marks the calling thread's context as leaving with `exit`.
+pub fn exiting(ctx: &ThreadCtx) {
+    if ctx.other_process == 0 {
+        ctx.life.store(life::EXITED, Ordering::Release);
+    }
+}
+
 /// Counts a new thread of the group (before it can run and leave), or
 /// marks a `CLONE_VM` child without `CLONE_THREAD` as a process of its own.
-fn start_member(child: &mut ThreadCtx, flags: u64) -> bool {
-    let member = flags & libc::CLONE_THREAD as u64 != 0;
-    if member {
+fn start_member(child: &mut ThreadCtx, flags: u64) {
+    if flags & libc::CLONE_THREAD as u64 != 0 {
         MEMBERS.fetch_add(1, Ordering::AcqRel);
     } else {
         child.other_process = 1;
     }
-    member
 }
 
 /// Records the tid of a context (for diagnostics); `0` while unknown.

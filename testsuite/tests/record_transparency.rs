@@ -26,6 +26,7 @@ const PROGRAMS: &[(&str, &[&str])] = &[
     ("c/null_call.c", &[]),
     ("c/no_exec.c", &[]),
     ("c/int3_trap.c", &[]),
+    ("c/many_threads.c", &[]),
     ("cxx/exceptions.cpp", &[]),
     ("cxx/containers.cpp", &[]),
 ];

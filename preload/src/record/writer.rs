@@ -63,6 +63,11 @@ impl TapeRing {
         Some(base)
     }
 
+    /// Whether the writer holds none of the buffers.
+    pub fn idle(&self) -> bool {
+        self.busy.iter().all(|b| b.load(Ordering::Acquire) == FREE)
+    }
+
     /// Forgets what was queued (in a child after `fork`, where the parent's
     /// writer writes those buffers).
     pub fn forget_queued(&self) {
