@@ -444,3 +444,21 @@ fn closing_every_descriptor_keeps_the_record_files() {
     );
     assert_recurrence_gradient(&dir, 2 * n);
 }
+
+/// Under a virtual-memory limit the shadow memory cannot be reserved: the
+/// program does not run, and the message names the limit and the way out.
+#[test]
+fn address_space_limit_fails_at_start_with_the_reason() {
+    let prog = build("fatal_signal_after_recording.c", &[]);
+    let scratch = ScratchDir::new("record-ulimit");
+    let dir = scratch.path().join("run");
+    let script = format!("ulimit -v 4000000; exec {} 2 3", prog.display());
+    let out = record(&Invocation::new("bash").args(["-c", &script]), &dir);
+    assert_eq!(out.status.code(), Some(125), "{out:?}");
+    assert!(out.stdout.is_empty(), "the program ran: {}", out.stdout_text());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("cannot reserve shadow memory") && stderr.contains("ulimit -v"),
+        "{stderr}"
+    );
+}
