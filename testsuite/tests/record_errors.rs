@@ -455,10 +455,33 @@ fn address_space_limit_fails_at_start_with_the_reason() {
     let script = format!("ulimit -v 4000000; exec {} 2 3", prog.display());
     let out = record(&Invocation::new("bash").args(["-c", &script]), &dir);
     assert_eq!(out.status.code(), Some(125), "{out:?}");
-    assert!(out.stdout.is_empty(), "the program ran: {}", out.stdout_text());
+    assert!(
+        out.stdout.is_empty(),
+        "the program ran: {}",
+        out.stdout_text()
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("cannot reserve shadow memory") && stderr.contains("ulimit -v"),
         "{stderr}"
     );
+}
+
+/// A relative `DGAD_RECORD` means the directory the process started in,
+/// even when the program changes directory before its first declaration.
+#[test]
+fn relative_record_directory_survives_a_chdir() {
+    let prog = build("chdir_before_recording.c", &[]);
+    let scratch = ScratchDir::new("record-relative");
+    let inv = Invocation::new(&prog)
+        .arg("1.5")
+        .current_dir(scratch.path());
+    let out = run_under_dgad(
+        &inv,
+        None,
+        &[("DGAD_MODE", "record"), ("DGAD_RECORD", "relative-run")],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let bars = gradient(&scratch.path().join("relative-run"), "1.0\n");
+    assert_eq!(bars[0], 3.0 * 1.5 * 1.5);
 }

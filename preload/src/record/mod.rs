@@ -67,6 +67,33 @@ pub fn recorder() -> Option<&'static Recorder> {
 /// arms the recorder. Errors are for the user: they name the directory.
 pub fn init(dir: &[u8]) -> Result<(), String> {
     let shown = String::from_utf8_lossy(dir).into_owned();
+    // Relative to the directory the process starts in, as the user meant
+    // it: the program may change directory before its first declaration.
+    let absolute;
+    let dir = if dir.starts_with(b"/") {
+        dir
+    } else {
+        let mut cwd = vec![0u8; 4096];
+        // SAFETY: getcwd writes at most cwd.len() bytes into our buffer.
+        let n = unsafe {
+            sys::syscall3(
+                libc::SYS_getcwd,
+                cwd.as_mut_ptr() as u64,
+                cwd.len() as u64,
+                0,
+            )
+        };
+        if n <= 0 {
+            return Err(format!(
+                "cannot resolve the record directory DGAD_RECORD={shown}: the current directory is unknown"
+            ));
+        }
+        cwd.truncate(n as usize - 1);
+        cwd.push(b'/');
+        cwd.extend_from_slice(dir);
+        absolute = cwd;
+        &absolute[..]
+    };
     let mut path = dir.to_vec();
     path.push(0);
     // SAFETY: path is NUL-terminated.
