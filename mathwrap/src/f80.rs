@@ -121,6 +121,112 @@ pub unsafe fn reset_x87() {
     unsafe { asm!("fninit", options(nostack, nomem)) };
 }
 
+/// The default floating-point environment (round to nearest, every
+/// exception masked, x87 extended precision) for as long as it lives; the
+/// caller's environment, flags included, comes back when it is dropped.
+/// Partials are computed inside one: the program may have unmasked an
+/// exception or chosen another rounding mode, and a partial must neither
+/// trap where the function itself did not nor round differently, nor leave
+/// an exception flag the function did not raise.
+///
+/// Cheap in the common case: control registers are only reloaded when the
+/// program's differ from the default, flags only when the partials changed
+/// them. The x87 part is only looked at for partials computed with
+/// [`F80`]; SSE partials touch only MXCSR.
+pub struct DefaultFpEnv {
+    mxcsr: u32,
+    /// The x87 control and status words, when saved.
+    x87: Option<(u16, u16)>,
+}
+
+/// MXCSR at power-on: round to nearest, every exception masked, no flags.
+const DEFAULT_MXCSR: u32 = 0x1f80;
+/// MXCSR's exception flags.
+const MXCSR_FLAGS: u32 = 0x3f;
+/// x87 control word at `fninit`: every exception masked, round to nearest,
+/// 64-bit significands.
+const DEFAULT_X87_CW: u16 = 0x037f;
+/// The x87 status word's exception flags (with the stack fault and error
+/// summary bits).
+const X87_FLAGS: u16 = 0xff;
+
+fn stmxcsr() -> u32 {
+    let mut v = 0u32;
+    // SAFETY: stores MXCSR into our local.
+    unsafe { asm!("stmxcsr dword ptr [{p}]", p = in(reg) &mut v, options(nostack)) };
+    v
+}
+
+fn ldmxcsr(v: u32) {
+    // SAFETY: loads a value the caller saved or the default one.
+    unsafe { asm!("ldmxcsr dword ptr [{p}]", p = in(reg) &v, options(nostack, readonly)) };
+}
+
+fn x87_words() -> (u16, u16) {
+    let (mut cw, mut sw) = (0u16, 0u16);
+    // SAFETY: stores the control and status words into our locals.
+    unsafe {
+        asm!(
+            "fnstcw word ptr [{c}]",
+            "fnstsw word ptr [{s}]",
+            c = in(reg) &mut cw,
+            s = in(reg) &mut sw,
+            options(nostack),
+        )
+    };
+    (cw, sw)
+}
+
+fn fldcw(cw: u16) {
+    // SAFETY: loads a control word the caller saved or the default one.
+    unsafe { asm!("fldcw word ptr [{p}]", p = in(reg) &cw, options(nostack, readonly)) };
+}
+
+impl DefaultFpEnv {
+    /// Saves the current environment (the x87 part too when `x87`) and
+    /// installs the default one where it differs.
+    pub fn enter(x87: bool) -> DefaultFpEnv {
+        let mxcsr = stmxcsr();
+        if mxcsr & !MXCSR_FLAGS != DEFAULT_MXCSR {
+            ldmxcsr(DEFAULT_MXCSR);
+        }
+        let x87 = x87.then(|| {
+            let (cw, sw) = x87_words();
+            if cw != DEFAULT_X87_CW {
+                fldcw(DEFAULT_X87_CW);
+            }
+            (cw, sw)
+        });
+        DefaultFpEnv { mxcsr, x87 }
+    }
+}
+
+impl Drop for DefaultFpEnv {
+    fn drop(&mut self) {
+        if let Some((cw, sw)) = self.x87 {
+            let (_, now) = x87_words();
+            if now & X87_FLAGS != sw & X87_FLAGS {
+                // Only `fldenv` writes the status word: patch the saved
+                // flags into the current environment and reload it.
+                let mut env = [0u8; 28];
+                // SAFETY: stores the x87 environment into our buffer.
+                unsafe { asm!("fnstenv [{e}]", e = in(reg) env.as_mut_ptr(), options(nostack)) };
+                env[4..6].copy_from_slice(&sw.to_le_bytes());
+                // SAFETY: reloads that environment with the old flags.
+                unsafe {
+                    asm!("fldenv [{e}]", e = in(reg) env.as_ptr(), options(nostack, readonly))
+                };
+            }
+            if cw != DEFAULT_X87_CW {
+                fldcw(cw);
+            }
+        }
+        if stmxcsr() != self.mxcsr {
+            ldmxcsr(self.mxcsr);
+        }
+    }
+}
+
 impl F80 {
     /// +0.
     pub const ZERO: F80 = F80([0; 16]);

@@ -18,6 +18,8 @@ pub trait Real:
     /// How far [`digamma`] shifts its argument up before the asymptotic
     /// series, so that the first omitted term is below half an ulp.
     const DIGAMMA_SHIFT: f64;
+    /// Whether its arithmetic runs on the x87 unit.
+    const X87: bool;
     /// The value of an `f64` (exact).
     fn of(v: f64) -> Self;
     /// Rounded to `f64` (the tape's partials are `f64`).
@@ -111,6 +113,7 @@ macro_rules! f64_libm {
 }
 
 impl Real for f64 {
+    const X87: bool = false;
     const DIGAMMA_SHIFT: f64 = 10.0;
     fn of(v: f64) -> f64 {
         v
@@ -170,6 +173,7 @@ impl Real for f64 {
 }
 
 impl Real for F80 {
+    const X87: bool = true;
     const DIGAMMA_SHIFT: f64 = 16.0;
     fn of(v: f64) -> F80 {
         F80::from_f64(v)

@@ -11,7 +11,7 @@
 //! share an assembly routine that passes the stack arguments on to the
 //! real function and hands values and result to a Rust function.
 
-use crate::f80::F80;
+use crate::f80::{DefaultFpEnv, F80};
 use crate::real::Real;
 use crate::table::{Func, Precision, Shape};
 use core::arch::global_asm;
@@ -99,6 +99,7 @@ fn unary_index<H: Host, R: Real>(f: Func, i: u32, x: R, r: R) -> u32 {
     if i == 0 {
         return 0;
     }
+    let _env = DefaultFpEnv::enter(R::X87);
     match f.unary_partial(x, r) {
         Some(p) => block::<H>(i, p.to_f64(), 0, 0.0),
         None => 0,
@@ -109,6 +110,7 @@ fn binary_index<H: Host, R: Real>(f: Func, (ix, iy): (u32, u32), x: R, y: R, r: 
     if (ix | iy) == 0 {
         return 0;
     }
+    let _env = DefaultFpEnv::enter(R::X87);
     let (px, py) = f.binary_partials(x, y, r);
     block::<H>(ix, px.to_f64(), iy, py.to_f64())
 }
@@ -122,6 +124,7 @@ fn scale_index<H: Host>(i: u32, n: i64) -> u32 {
     if i == 0 {
         0
     } else {
+        let _env = DefaultFpEnv::enter(false);
         block::<H>(i, f64::exp2i(n), 0, 0.0)
     }
 }
@@ -199,6 +202,7 @@ macro_rules! xmm_wrappers {
                 let idx = if i == 0 {
                     0
                 } else {
+                    let _env = DefaultFpEnv::enter(false);
                     block::<H>(i, d.func.bessel_partial(n, x as f64), 0, 0.0)
                 };
                 H::set_vec_index(0, idx);
@@ -246,6 +250,7 @@ macro_rules! xmm_wrappers {
                 let (is, ic) = if i == 0 {
                     (0, 0)
                 } else {
+                    let _env = DefaultFpEnv::enter(false);
                     (
                         block::<H>(i, xf.cos(), 0, 0.0),
                         block::<H>(i, -xf.sin(), 0, 0.0),
@@ -413,6 +418,7 @@ extern "C" fn finish_f80<H: Host>(d: &Desc, args: u64, result: &F80, ints: &[u64
             if i == 0 {
                 0
             } else {
+                let _env = DefaultFpEnv::enter(true);
                 let p = d.func.bessel_partial(ints[0] as i32, x);
                 block::<H>(i, p.to_f64(), 0, 0.0)
             }
@@ -437,6 +443,7 @@ extern "C" fn finish_f80<H: Host>(d: &Desc, args: u64, result: &F80, ints: &[u64
             let (is, ic) = if i == 0 {
                 (0, 0)
             } else {
+                let _env = DefaultFpEnv::enter(true);
                 (
                     block::<H>(i, x.cos().to_f64(), 0, 0.0),
                     block::<H>(i, (-x.sin()).to_f64(), 0, 0.0),

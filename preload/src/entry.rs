@@ -89,6 +89,12 @@ global_asm!(
     "    mov eax, -1",
     "    mov edx, -1",
     "    xsave64 [rbx + {XSAVE}]",
+    // The runtime computes with the default floating-point environment
+    // (round to nearest, exceptions masked), whatever the guest set: a
+    // partial must neither trap nor round differently. `xrstor` gives the
+    // guest its own back.
+    "    fninit",
+    "    ldmxcsr dword ptr [rip + {DEFAULT_MXCSR}]",
     "    mov dword ptr [rbx + {IN_RUNTIME}], 1",
     "    cld",
     "    mov rdi, rbx",
@@ -157,6 +163,7 @@ global_asm!(
     SPILL_RCX = const offset_of!(ThreadCtx, spill_rcx),
     SPILL_RDX = const offset_of!(ThreadCtx, spill_rdx),
     IBL_TARGET = const offset_of!(ThreadCtx, ibl_target),
+    DEFAULT_MXCSR = sym DEFAULT_MXCSR,
     STACK = const offset_of!(ThreadCtx, rt_stack_top),
     XSAVE = const offset_of!(ThreadCtx, xsave),
     IN_RUNTIME = const offset_of!(ThreadCtx, in_runtime),
@@ -165,6 +172,9 @@ global_asm!(
     EXIT_STUB = const crate::context::reason::EXIT_STUB,
     IBL_MISS = const crate::context::reason::IBL_MISS,
 );
+
+/// MXCSR at power-on: round to nearest, every exception masked, no flags.
+static DEFAULT_MXCSR: u32 = 0x1f80;
 
 extern "C" {
     #[cfg_attr(test, allow(dead_code))]
