@@ -74,6 +74,9 @@ pub mod life {
     pub const FREE: u32 = 2;
 }
 
+/// Nested guest signal handlers whose interrupted shadows are kept.
+pub const FRAME_SHADOWS: usize = 8;
+
 /// Maximum number of signals queued for delivery to one thread.
 pub const PENDING_MAX: usize = 8;
 
@@ -158,6 +161,12 @@ pub struct ThreadCtx {
     pub tape_ring: crate::record::writer::TapeRing,
     /// Shadow register file (indices of the values in the registers).
     pub shadow: shadowmem::RegFile,
+    /// Record mode: the shadow register files of code interrupted by the
+    /// guest signal handlers running now, innermost last, each with the
+    /// address of its frame's ucontext (`rt_sigreturn` brings it back).
+    pub frame_shadows: [(u64, shadowmem::RegFile); FRAME_SHADOWS],
+    /// Entries in use in `frame_shadows`.
+    pub frame_shadows_len: u32,
     /// Extended state (x87, SSE, AVX, AVX-512) of the guest.
     pub xsave: XsaveArea,
     /// The indirect-branch lookup table.
@@ -221,6 +230,7 @@ impl ThreadCtx {
         self.other_process = 0;
         self.pending_len = 0;
         self.stepping = 0;
+        self.frame_shadows_len = 0;
         // The next block takes a fresh chunk; the old chunk's unused rest
         // stays zero blocks nobody refers to.
         self.tape.base = 0;

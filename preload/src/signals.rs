@@ -585,6 +585,13 @@ fn build_frame(ctx: &mut ThreadCtx, p: &PendingSignal, act: &KernelSigaction) {
         set_guest_action(sig, &KernelSigaction::default());
     }
     let frame = sp;
+    if crate::record::recorder().is_some() {
+        keep_shadows(
+            ctx,
+            frame + core::mem::offset_of!(GuestFrame, uc) as u64,
+            fp,
+        );
+    }
     ctx.regs.gpr[reg::RSP] = frame;
     ctx.regs.gpr[reg::RDI] = sig as u64;
     ctx.regs.gpr[reg::RSI] = frame + core::mem::offset_of!(GuestFrame, info) as u64;
@@ -594,10 +601,44 @@ fn build_frame(ctx: &mut ThreadCtx, p: &PendingSignal, act: &KernelSigaction) {
     ctx.regs.rip = act.handler;
 }
 
+/// Record mode, at delivery: the frame's bytes (written by the runtime, not
+/// by instrumented stores) are passive, the handler's arguments too, and the
+/// interrupted code's register shadows are kept until its `rt_sigreturn`
+/// (the handler's arithmetic would otherwise leave its indices in them).
+fn keep_shadows(ctx: &mut ThreadCtx, uc: u64, fp: u64) {
+    crate::record::kernel_writes::clear(uc - 8, fp + XSAVE_BYTES as u64 - (uc - 8));
+    let n = ctx.frame_shadows_len as usize;
+    if n == ctx.frame_shadows.len() {
+        // The oldest was most likely left with siglongjmp.
+        ctx.frame_shadows.copy_within(1.., 0);
+        ctx.frame_shadows_len -= 1;
+    }
+    let n = ctx.frame_shadows_len as usize;
+    ctx.frame_shadows[n] = (uc, ctx.shadow);
+    ctx.frame_shadows_len += 1;
+    for r in [reg::RAX, reg::RDI, reg::RSI, reg::RDX, reg::RSP] {
+        ctx.shadow.gpr[r] = [0; 2];
+    }
+}
+
+/// Record mode, at `rt_sigreturn` from the frame whose ucontext is at
+/// `uc`: the interrupted code's register shadows come back (frames above
+/// it were left with siglongjmp).
+fn restore_shadows(ctx: &mut ThreadCtx, uc: u64) {
+    let n = ctx.frame_shadows_len as usize;
+    if let Some(i) = ctx.frame_shadows[..n].iter().rposition(|(a, _)| *a == uc) {
+        ctx.shadow = ctx.frame_shadows[i].1;
+        ctx.frame_shadows_len = i as u32;
+    }
+}
+
 /// The guest's `rt_sigreturn`: restores the state saved in the frame that
 /// `build_frame` made (and the handler may have edited).
 pub fn sigreturn(ctx: &mut ThreadCtx) {
     let uc_addr = ctx.regs.gpr[reg::RSP];
+    if crate::record::recorder().is_some() {
+        restore_shadows(ctx, uc_addr);
+    }
     // SAFETY: the guest's rsp points at the ucontext of the frame we built;
     // a corrupted frame is the guest's bug, as natively.
     unsafe {

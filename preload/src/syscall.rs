@@ -189,6 +189,9 @@ pub fn handle(ctx: &mut ThreadCtx) {
         ctx.regs.rip = next - 2;
         return;
     }
+    if result >= 0 && crate::record::recorder().is_some() {
+        crate::record::kernel_writes::after_syscall(nr, &a, result);
+    }
     finish(ctx, result, next);
     if result == -(libc::EINTR as i64) {
         crate::signals::note_interrupted_syscall(ctx, nr, next);

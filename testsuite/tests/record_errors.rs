@@ -514,3 +514,49 @@ fn partials_neither_trap_nor_follow_the_programs_rounding_mode() {
         );
     }
 }
+
+/// Bytes the kernel writes (read(), fresh pages after munmap + mmap at the
+/// same address) are passive although active values lay there before, and
+/// mremap moves the shadow with the data.
+#[test]
+fn kernel_writes_leave_passive_bytes_and_mremap_moves_indices() {
+    let prog = build("kernel_writes.c", &[]);
+    let scratch = ScratchDir::new("record-kernel-writes");
+    let file = scratch.path().join("doubles.bin");
+    let inv = Invocation::new(&prog).args(["1.5", file.to_str().unwrap()]);
+    let native = run_native(&inv, None);
+    let dir = scratch.path().join("run");
+    let out = record(&inv, &dir);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(out.stdout, native.stdout);
+    for (k, (seed, expected)) in [("1\n0\n0\n", 3.0), ("0\n1\n0\n", 2.0), ("0\n0\n1\n", 6.0)]
+        .into_iter()
+        .enumerate()
+    {
+        assert_eq!(gradient(&dir, seed)[0], expected, "output y{}", k + 1);
+    }
+}
+
+/// A signal handler that computes with active values while the code it
+/// interrupted records: the interrupted registers keep their own indices.
+#[test]
+fn signal_handler_arithmetic_keeps_the_interrupted_derivatives() {
+    let prog = build("signal_arithmetic.c", &[]);
+    let n = 3_000_000;
+    let inv = Invocation::new(&prog).args(["0.999", &n.to_string()]);
+    let native = run_native(&inv, None);
+    let scratch = ScratchDir::new("record-signal-arithmetic");
+    let dir = scratch.path().join("run");
+    let out = record(&inv, &dir);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(out.stdout, native.stdout);
+    assert!(out.stdout_text().ends_with("handler ran: 1\n"));
+    let bars = gradient(&dir, "1.0\n");
+    assert_eq!(bars[0], 0.0, "dy/dz");
+    let expected = recurrence_derivative(0.999, n);
+    assert!(
+        (bars[1] - expected).abs() <= 1e-9 * expected,
+        "dy/dx {} vs {expected}",
+        bars[1]
+    );
+}

@@ -17,6 +17,7 @@
 pub mod apply;
 pub mod client;
 pub mod guest;
+pub mod kernel_writes;
 pub mod lines;
 pub mod math;
 pub mod replay;

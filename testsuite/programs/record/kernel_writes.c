@@ -1,0 +1,69 @@
+/* Memory written by the kernel after it held active values must be passive:
+ *  y1: read() of binary doubles {1, 2, 3, 4} from FILE into a buffer that
+ *      held x*(i+1):  y1 = b0*b1 + b2*x,        dy1/dx = 3;
+ *  y2: an mmap'd array of x*i, unmapped and mapped again (zero pages) at
+ *      the same address: y2 = sum + 2x,        dy2/dx = 2;
+ *  y3: an array of 3x moved by mremap to another address and grown (the
+ *      shadow moves with the data): y3 = c[n-1] + c[0] + c[n],  dy3/dx = 6.
+ * Usage: kernel_writes X FILE */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <valgrind/derivgrind.h>
+
+#define BYTES (1 << 21)
+
+int main(int argc, char **argv)
+{
+    if (argc < 3)
+        return 2;
+    const double data[4] = {1.0, 2.0, 3.0, 4.0};
+    int f = open(argv[2], O_CREAT | O_TRUNC | O_WRONLY, 0644);
+    if (f < 0 || write(f, data, sizeof data) != sizeof data)
+        return 1;
+    close(f);
+    double x = atof(argv[1]);
+    DG_INPUTF(x);
+
+    volatile double buf[4];
+    for (int i = 0; i < 4; i++)
+        buf[i] = x * (i + 1);
+    f = open(argv[2], O_RDONLY);
+    if (f < 0 || read(f, (void *)buf, sizeof data) != sizeof data)
+        return 1;
+    close(f);
+    double y1 = buf[0] * buf[1] + buf[2] * x;
+
+    int n = BYTES / sizeof(double);
+    double *a = mmap(NULL, BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (a == MAP_FAILED)
+        return 1;
+    for (int i = 0; i < n; i++)
+        a[i] = x * i;
+    munmap(a, BYTES);
+    double *b = mmap(a, BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+    if (b != a)
+        return 1;
+    double sum = 0;
+    for (int i = 0; i < n; i++)
+        sum += b[i];
+    double y2 = sum + 2.0 * x;
+
+    for (int i = 0; i < n; i++)
+        b[i] = 3.0 * x;
+    char *target = mmap(NULL, 2 * BYTES, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    munmap(target, 2 * BYTES);
+    double *c = mremap(b, BYTES, 2 * BYTES, MREMAP_MAYMOVE | MREMAP_FIXED, target);
+    if (c == MAP_FAILED || (void *)c == (void *)b)
+        return 1;
+    double y3 = c[n - 1] + c[0] + c[n];
+
+    DG_OUTPUTF(y1);
+    DG_OUTPUTF(y2);
+    DG_OUTPUTF(y3);
+    printf("%.17g %.17g %.17g\n", y1, y2, y3);
+    return 0;
+}
