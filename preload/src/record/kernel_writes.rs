@@ -72,6 +72,16 @@ pub fn after_syscall(nr: i64, a: &[u64; 7], result: i64) {
         }
         libc::SYS_mmap => clear(done, a[2]),
         libc::SYS_munmap => clear(a[1], a[2]),
+        // Pages the program gives back read as zeros afterwards (glibc's
+        // malloc_trim, other allocators' purging).
+        libc::SYS_madvise
+            if matches!(
+                a[3] as i32,
+                libc::MADV_DONTNEED | libc::MADV_FREE | libc::MADV_REMOVE
+            ) =>
+        {
+            clear(a[1], a[2])
+        }
         libc::SYS_mremap => moved(a[1], a[2], done, a[3]),
         libc::SYS_brk => {
             let old = BREAK.swap(done, Ordering::AcqRel);

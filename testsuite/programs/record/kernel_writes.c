@@ -4,7 +4,9 @@
  *  y2: an mmap'd array of x*i, unmapped and mapped again (zero pages) at
  *      the same address: y2 = sum + 2x,        dy2/dx = 2;
  *  y3: an array of 3x moved by mremap to another address and grown (the
- *      shadow moves with the data): y3 = c[n-1] + c[0] + c[n],  dy3/dx = 6.
+ *      shadow moves with the data): y3 = c[n-1] + c[0] + c[n],  dy3/dx = 6;
+ *  y4: an array of x*i given back with madvise(MADV_DONTNEED), which reads
+ *      back as zeros: y4 = sum + 4x,            dy4/dx = 4.
  * Usage: kernel_writes X FILE */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -61,9 +63,18 @@ int main(int argc, char **argv)
         return 1;
     double y3 = c[n - 1] + c[0] + c[n];
 
+    for (int i = 0; i < n; i++)
+        c[i] = x * i;
+    madvise(c, BYTES, MADV_DONTNEED);
+    sum = 0;
+    for (int i = 0; i < n; i++)
+        sum += c[i];
+    double y4 = sum + 4.0 * x;
+
     DG_OUTPUTF(y1);
     DG_OUTPUTF(y2);
     DG_OUTPUTF(y3);
-    printf("%.17g %.17g %.17g\n", y1, y2, y3);
+    DG_OUTPUTF(y4);
+    printf("%.17g %.17g %.17g %.17g\n", y1, y2, y3, y4);
     return 0;
 }
