@@ -251,6 +251,27 @@ fn queue(ctx: &mut ThreadCtx, sig: i32, info: &libc::siginfo_t, uc: Option<&libc
     ctx.pending_len = n as u32 + 1;
 }
 
+/// A fault in record mode's inserted code outside application memory came
+/// from the shadow access that precedes the guest's own (the shadow of an
+/// application address is always mapped, and a non-application address
+/// has its shadow in a reserved gap): the guest is told about its own
+/// address, unmapped as far as it can know. Signal context.
+fn report_guest_address(ctx: &mut ThreadCtx) {
+    let n = ctx.pending_len as usize;
+    if n == 0 || crate::record::recorder().is_none() {
+        return;
+    }
+    let p = &mut ctx.pending[n - 1];
+    if p.signo != libc::SIGSEGV || shadowmem::is_app(p.cr2) {
+        return;
+    }
+    let guest = p.cr2 ^ shadowmem::XOR_MASK;
+    p.cr2 = guest;
+    p.info.si_code = 1; // SEGV_MAPERR
+                        // SAFETY: siginfo_t for SIGSEGV stores si_addr right after the header.
+    unsafe { *((&mut p.info as *mut libc::siginfo_t as *mut u8).add(16) as *mut u64) = guest };
+}
+
 /// Where in cache code `pc` is, in guest terms: the guest pc, whether the
 /// state there is exactly the guest's, and which guest registers are in
 /// their spill slots (`rewriter::translate::SPILLS_*`).
@@ -342,6 +363,9 @@ extern "C" fn host_handler(sig: i32, info: *mut libc::siginfo_t, ucv: *mut libc:
     match locate(pc) {
         Some((gpc, exact, spilled)) if fault || exact => {
             queue(ctx, sig, info, Some(uc));
+            if fault && !exact {
+                report_guest_address(ctx);
+            }
             redirect(ctx, uc, gpc, spilled);
         }
         Some(_) => {

@@ -27,6 +27,7 @@ const PROGRAMS: &[(&str, &[&str])] = &[
     ("c/no_exec.c", &[]),
     ("c/int3_trap.c", &[]),
     ("c/many_threads.c", &[]),
+    ("c/wild_addresses.c", &[]),
     ("cxx/exceptions.cpp", &[]),
     ("cxx/containers.cpp", &[]),
 ];
