@@ -77,8 +77,9 @@ pub mod life {
 /// Nested guest signal handlers whose interrupted shadows are kept.
 pub const FRAME_SHADOWS: usize = 8;
 
-/// Maximum number of signals queued for delivery to one thread.
-pub const PENDING_MAX: usize = 8;
+/// Maximum number of signals queued for delivery to one thread (a burst of
+/// queued real-time signals arrives all at once when unblocked).
+pub const PENDING_MAX: usize = 64;
 
 /// A signal waiting to be delivered to the guest.
 #[repr(C)]

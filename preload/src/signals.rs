@@ -232,7 +232,26 @@ pub fn sigaltstack(_ctx: &mut ThreadCtx, ss: u64, old: u64) -> i64 {
 
 fn queue(ctx: &mut ThreadCtx, sig: i32, info: &libc::siginfo_t, uc: Option<&libc::ucontext_t>) {
     let n = ctx.pending_len as usize;
+    // A standard signal is pending at most once, as in the kernel (only
+    // real-time signals, from 32 up, queue every instance); faults are
+    // synchronous and always kept.
+    let synchronous = matches!(
+        sig,
+        libc::SIGSEGV | libc::SIGBUS | libc::SIGFPE | libc::SIGILL | libc::SIGTRAP
+    );
+    if sig < 32 && !synchronous && ctx.pending[..n].iter().any(|p| p.signo == sig) {
+        return;
+    }
     if n >= PENDING_MAX {
+        static TOLD: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+        if !TOLD.swap(true, Ordering::Relaxed) {
+            crate::dgad_eprintln!(
+                "more than {} signals arrived for one thread before it could take them; \
+                 signal {} and later ones of the burst are lost",
+                PENDING_MAX,
+                sig
+            );
+        }
         return;
     }
     let mut p = PendingSignal {

@@ -80,6 +80,7 @@ c_family_tests! {
     c_int3_trap = Program::new("c/int3_trap.c");
     c_many_threads = Program::new("c/many_threads.c");
     c_wild_addresses = Program::new("c/wild_addresses.c");
+    c_rt_signal_burst = Program::new("c/rt_signal_burst.c");
     // The benchmark size would make -O0 under a slow mode take minutes.
     c_stencil = Program::new("c/stencil.c").args(&["96", "40"]);
     cxx_exceptions = Program::new("cxx/exceptions.cpp");
