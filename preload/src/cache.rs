@@ -39,6 +39,9 @@ pub struct Block {
     pub cache_len: u64,
     /// Guest-instruction boundaries inside the block.
     pub insn_map: Box<[InsnMapEntry]>,
+    /// For a block whose guest code is in writable memory: a copy of that
+    /// code, which its entry compares with memory (`ExitKind::Verify`).
+    pub guest_bytes: Option<Box<[u8]>>,
 }
 
 struct ChunkDesc {
@@ -70,11 +73,12 @@ pub struct CodeCache {
     incoming: BTreeMap<u64, Vec<(u64, u64)>>,
     /// Translation settings.
     opts: TranslateOptions,
-    /// Executable mappings (start → end) as `/proc/self/maps` showed them,
-    /// minus those unmapped or reprotected since: guest code is read only
-    /// from these (directly, fault-tolerant), so that jumping into memory
-    /// without execute permission faults as it does natively.
-    executable: BTreeMap<u64, u64>,
+    /// Executable mappings (start → end, writable) as `/proc/self/maps`
+    /// showed them, minus those unmapped or reprotected since: guest code
+    /// is read only from these (directly, fault-tolerant), so that jumping
+    /// into memory without execute permission faults as it does natively;
+    /// code in writable ones is checked at each block entry.
+    executable: BTreeMap<u64, (u64, bool)>,
 }
 
 /// The code cache.
@@ -95,7 +99,7 @@ pub fn init(opts: TranslateOptions) {
 /// ones known, else those `/proc/self/maps` shows now), copied directly
 /// and fault-tolerantly. Returns how many bytes could be read: fewer at the
 /// end of executable memory.
-fn read_code(executable: &mut BTreeMap<u64, u64>, addr: u64, buf: &mut [u8]) -> usize {
+fn read_code(executable: &mut BTreeMap<u64, (u64, bool)>, addr: u64, buf: &mut [u8]) -> usize {
     let mut done = 0;
     let mut retried = false;
     while done < buf.len() {
@@ -123,30 +127,38 @@ fn read_code(executable: &mut BTreeMap<u64, u64>, addr: u64, buf: &mut [u8]) -> 
 
 /// The end of the executable mapping containing `addr`, consulting
 /// `/proc/self/maps` when no known one does.
-fn executable_end(executable: &mut BTreeMap<u64, u64>, addr: u64) -> Option<u64> {
-    let known = |m: &BTreeMap<u64, u64>| {
+fn executable_end(executable: &mut BTreeMap<u64, (u64, bool)>, addr: u64) -> Option<u64> {
+    let known = |m: &BTreeMap<u64, (u64, bool)>| {
         m.range(..=addr)
             .next_back()
-            .filter(|&(_, &end)| addr < end)
-            .map(|(_, &end)| end)
+            .filter(|&(_, &(end, _))| addr < end)
+            .map(|(_, &(end, _))| end)
     };
     if let Some(end) = known(executable) {
         return Some(end);
     }
     crate::diag::for_each_mapping(|m| {
         if m.executable {
-            executable.insert(m.start, m.end);
+            executable.insert(m.start, (m.end, m.writable));
         }
         true
     });
     known(executable)
 }
 
+/// Whether any known executable mapping overlapping `[start, end)` is
+/// writable (its code may change without `mprotect`).
+fn writable_code(executable: &BTreeMap<u64, (u64, bool)>, start: u64, end: u64) -> bool {
+    executable
+        .range(..end)
+        .any(|(_, &(e, writable))| writable && e > start)
+}
+
 /// Forgets the executable mappings overlapping `[start, end)`.
-fn forget_executable(executable: &mut BTreeMap<u64, u64>, start: u64, end: u64) {
+fn forget_executable(executable: &mut BTreeMap<u64, (u64, bool)>, start: u64, end: u64) {
     let doomed: Vec<u64> = executable
         .range(..end)
-        .filter(|&(_, &e)| e > start)
+        .filter(|&(_, &(e, _))| e > start)
         .map(|(&s, _)| s)
         .collect();
     for s in doomed {
@@ -206,6 +218,7 @@ impl CodeCache {
         }
         let mut chunk = self.chunk_near(guest_pc, 0);
         let layout = ThreadCtx::LAYOUT;
+        let mut opts = self.opts;
         let t = loop {
             let Some(ci) = chunk else {
                 crate::diag::fatal_at(guest_pc, "no code-cache memory within reach of this code");
@@ -221,10 +234,16 @@ impl CodeCache {
                     wrapper,
                     Some((reg, desc)),
                 ),
-                None => {
-                    rewriter::translate_block(&mut read, guest_pc, cache_pc, &layout, &self.opts)?
-                }
+                None => rewriter::translate_block(&mut read, guest_pc, cache_pc, &layout, &opts)?,
             };
+            if !opts.verify_entry
+                && writable_code(&self.executable, guest_pc, guest_pc + t.guest_len)
+            {
+                // Code the program can change without mprotect (an
+                // executable stack, RWX memory): check it at every entry.
+                opts.verify_entry = true;
+                continue;
+            }
             let base = CHUNKS[ci].base.load(Ordering::Relaxed);
             if cache_pc + t.code.len() as u64 <= base + CHUNK_BYTES {
                 break (ci, cache_pc, t);
@@ -247,6 +266,12 @@ impl CodeCache {
             cache_start: cache_pc,
             cache_len: t.code.len() as u64,
             insn_map: t.insn_map.into_boxed_slice(),
+            guest_bytes: opts.verify_entry.then(|| {
+                let mut bytes = vec![0u8; t.guest_len as usize];
+                let n = read_code(&mut self.executable, guest_pc, &mut bytes);
+                bytes.truncate(n);
+                bytes.into_boxed_slice()
+            }),
         }));
         let desc = &CHUNKS[ci];
         let n = desc.count.load(Ordering::Relaxed);
@@ -268,6 +293,19 @@ impl CodeCache {
             .cache_bytes
             .fetch_add(t.code.len() as u64, Ordering::Relaxed);
         Ok(block)
+    }
+
+    /// Whether the guest code of the block at `guest_pc` is as it was
+    /// translated (for blocks of writable code, at each entry).
+    pub fn unchanged(&mut self, guest_pc: u64) -> bool {
+        let Some(block) = self.blocks.get(&guest_pc) else {
+            return false;
+        };
+        let Some(saved) = &block.guest_bytes else {
+            return true;
+        };
+        let mut now = vec![0u8; saved.len()];
+        read_code(&mut self.executable, guest_pc, &mut now) == saved.len() && now[..] == saved[..]
     }
 
     /// Links the branch whose rel32 field is at `field` (belonging to the

@@ -14,6 +14,8 @@ pub struct Mapping<'a> {
     pub offset: u64,
     /// Mapped with execute permission.
     pub executable: bool,
+    /// Mapped with write permission.
+    pub writable: bool,
     /// The file, or `[heap]`, `[stack]`, … (`[anonymous]` when empty).
     pub path: &'a [u8],
 }
@@ -105,6 +107,7 @@ fn parse_maps_line(line: &[u8]) -> Option<Mapping<'_>> {
         end,
         offset,
         executable: perms.get(2) == Some(&b'x'),
+        writable: perms.get(1) == Some(&b'w'),
         path,
     })
 }

@@ -48,6 +48,19 @@ pub extern "C" fn dgad_dispatch(ctx: &mut ThreadCtx) {
                     ctx.resume_addr = rec_addr.wrapping_add(rec.patch as i64 as u64);
                     return;
                 }
+                Some(ExitKind::Verify) => {
+                    // Writable code: run the translation only if the code
+                    // is still what it was made from; else drop it (and
+                    // whatever else covers those bytes) and translate anew.
+                    let start = rec.target;
+                    let same = CACHE.lock().as_mut().is_some_and(|c| c.unchanged(start));
+                    if same {
+                        ctx.resume_addr = rec_addr.wrapping_add(rec.patch as i64 as u64);
+                        return;
+                    }
+                    crate::syscall::invalidate(start, 1);
+                    rec.target
+                }
                 Some(ExitKind::Unsupported) => {
                     crate::diag::fatal_at(rec.target, "unsupported instruction")
                 }

@@ -227,7 +227,7 @@ fn fork_like(ctx: &mut ThreadCtx) -> i64 {
 }
 
 /// Drops translations of guest code in `[addr, addr+len)`.
-fn invalidate(addr: u64, len: u64) {
+pub(crate) fn invalidate(addr: u64, len: u64) {
     let end = addr.saturating_add(len);
     let dropped = crate::cache::CACHE
         .lock()

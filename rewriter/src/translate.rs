@@ -48,6 +48,10 @@ pub enum ExitKind {
     /// executed), then continue in this block at the record's `patch`
     /// offset, where the instruction itself follows.
     Instrument = 5,
+    /// The block's guest code lies in writable memory: check that it is
+    /// unchanged (else translate it again), then continue in this block at
+    /// the record's `patch` offset.
+    Verify = 6,
 }
 
 impl ExitKind {
@@ -60,6 +64,7 @@ impl ExitKind {
             3 => ExitKind::Unsupported,
             4 => ExitKind::ClientRequest,
             5 => ExitKind::Instrument,
+            6 => ExitKind::Verify,
             _ => return None,
         })
     }
@@ -164,6 +169,9 @@ pub struct TranslateOptions {
     /// mode), given whether the flags are dead before it: see
     /// [`crate::instrument::Plan`].
     pub instrument: Option<fn(&Instruction, bool) -> crate::instrument::Plan>,
+    /// Start the block with an [`ExitKind::Verify`] exit: its guest code is
+    /// in writable memory and may change without `mprotect`.
+    pub verify_entry: bool,
 }
 
 impl Default for TranslateOptions {
@@ -172,6 +180,7 @@ impl Default for TranslateOptions {
             max_insns: MAX_BLOCK_INSNS,
             count_ibl_hits: false,
             instrument: None,
+            verify_entry: false,
         }
     }
 }
@@ -199,6 +208,14 @@ pub fn translate_block(
     if opts.instrument.is_some() {
         t.flags_dead =
             crate::instrument::flags_dead_before(&straight_line(&window, guest_pc, opts.max_insns));
+    }
+    if opts.verify_entry {
+        t.map(guest_pc, 0);
+        t.stub_and_record(
+            guest_pc,
+            ExitKind::Verify,
+            core::mem::size_of::<ExitRecord>() as i32,
+        );
     }
     let mut decoder = Decoder::with_ip(64, &window, guest_pc, DecoderOptions::NONE);
     let mut insn = Instruction::default();

@@ -29,6 +29,9 @@ struct Case {
     /// runtime answers natively (wrapper [`WRAPPER`], descriptor
     /// [`DESC`] in `rdi`); the guest bytes are not decoded.
     native_call: bool,
+    /// `# mode: verify` in the file: the block's code is in writable memory
+    /// (its entry checks it).
+    verify: bool,
     comment: String,
     guest_pc: u64,
     lines: Vec<Vec<u8>>,
@@ -49,6 +52,7 @@ fn parse(path: &Path) -> Case {
     let mut comment = String::new();
     let mut record = false;
     let mut native_call = false;
+    let mut verify = false;
     let mut guest_pc = 0;
     let mut lines = Vec::new();
     for line in head.lines() {
@@ -56,6 +60,8 @@ fn parse(path: &Path) -> Case {
             record = true;
         } else if line.trim() == "# mode: native-call" {
             native_call = true;
+        } else if line.trim() == "# mode: verify" {
+            verify = true;
         } else if let Some(c) = line.strip_prefix('#') {
             comment = c.trim().to_string();
         } else if let Some(a) = line.strip_prefix("guest ") {
@@ -72,6 +78,7 @@ fn parse(path: &Path) -> Case {
     Case {
         record,
         native_call,
+        verify,
         comment,
         guest_pc,
         lines,
@@ -135,8 +142,9 @@ fn render(t: &Translation, cache_pc: u64) -> String {
                 off += core::mem::size_of::<rewriter::translate::InstrumentRecord>();
                 continue;
             }
-            // A client request's field is where the block goes on.
-            let field = if kind == Some(ExitKind::ClientRequest) {
+            // A client request's or a verification's field is where the
+            // block goes on.
+            let field = if matches!(kind, Some(ExitKind::ClientRequest | ExitKind::Verify)) {
                 "resume"
             } else {
                 "patch-field"
@@ -184,6 +192,7 @@ fn run_case(path: &Path) -> Result<(), String> {
     if case.record {
         opts.instrument = Some(rewriter::instrument::record_plan);
     }
+    opts.verify_entry = case.verify;
     let t = if case.native_call {
         translate_native_call(
             case.guest_pc,
@@ -208,6 +217,8 @@ fn run_case(path: &Path) -> Result<(), String> {
             "# mode: record\n"
         } else if case.native_call {
             "# mode: native-call\n"
+        } else if case.verify {
+            "# mode: verify\n"
         } else {
             ""
         };

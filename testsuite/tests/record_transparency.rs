@@ -28,6 +28,7 @@ const PROGRAMS: &[(&str, &[&str])] = &[
     ("c/int3_trap.c", &[]),
     ("c/many_threads.c", &[]),
     ("c/wild_addresses.c", &[]),
+    ("c/rwx_code.c", &[]),
     ("cxx/exceptions.cpp", &[]),
     ("cxx/containers.cpp", &[]),
 ];

@@ -81,6 +81,7 @@ c_family_tests! {
     c_many_threads = Program::new("c/many_threads.c");
     c_wild_addresses = Program::new("c/wild_addresses.c");
     c_rt_signal_burst = Program::new("c/rt_signal_burst.c");
+    c_rwx_code = Program::new("c/rwx_code.c");
     // The benchmark size would make -O0 under a slow mode take minutes.
     c_stencil = Program::new("c/stencil.c").args(&["96", "40"]);
     cxx_exceptions = Program::new("cxx/exceptions.cpp");
@@ -89,6 +90,7 @@ c_family_tests! {
 
 fortran_tests! {
     fortran_intrinsics = Program::new("fortran/intrinsics.f90");
+    fortran_internal_procedures = Program::new("fortran/internal_procedures.f90");
 }
 
 // ---------------------------------------------------------------------------
