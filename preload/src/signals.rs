@@ -634,7 +634,11 @@ fn build_frame(ctx: &mut ThreadCtx, p: &PendingSignal, act: &KernelSigaction) {
             frame + core::mem::offset_of!(GuestFrame, uc) as u64,
             fp,
         );
+        // The handler's vector and x87 registers start zeroed (below).
+        ctx.shadow.vec = [[0; shadowmem::VEC_BYTES / 4]; 32];
+        ctx.shadow.x87 = [[0; shadowmem::X87_BYTES / 4]; 8];
     }
+    reset_extended_state(&mut ctx.xsave.0);
     ctx.regs.gpr[reg::RSP] = frame;
     ctx.regs.gpr[reg::RDI] = sig as u64;
     ctx.regs.gpr[reg::RSI] = frame + core::mem::offset_of!(GuestFrame, info) as u64;
@@ -642,6 +646,21 @@ fn build_frame(ctx: &mut ThreadCtx, p: &PendingSignal, act: &KernelSigaction) {
     ctx.regs.gpr[reg::RAX] = 0;
     ctx.regs.rflags &= !(DF | TF);
     ctx.regs.rip = act.handler;
+}
+
+/// The extended state a handler starts with, as the kernel gives it: x87,
+/// SSE, AVX and AVX-512 registers zero, default control words (round to
+/// nearest, exceptions masked). Offsets of the standard `xsave` layout;
+/// MXCSR_MASK (bytes 28..32) and the header stay as saved.
+fn reset_extended_state(area: &mut [u8]) {
+    area[..24].fill(0);
+    area[32..512].fill(0);
+    area[0..2].copy_from_slice(&0x037fu16.to_le_bytes()); // FCW
+    area[24..28].copy_from_slice(&0x1f80u32.to_le_bytes()); // MXCSR
+                                                            // AVX upper halves, opmasks, ZMM_Hi256, Hi16_ZMM.
+    for (offset, len) in [(576, 256), (1088, 64), (1152, 512), (1664, 1024)] {
+        area[offset..offset + len].fill(0);
+    }
 }
 
 /// Record mode, at delivery: the frame's bytes (written by the runtime, not
