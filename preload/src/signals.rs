@@ -225,9 +225,32 @@ pub fn sigaction(sig: i32, act: u64, oldact: u64, setsize: u64) -> i64 {
 }
 
 /// The guest's `sigaltstack`: the kernel keeps it; delivery asks it back.
-pub fn sigaltstack(_ctx: &mut ThreadCtx, ss: u64, old: u64) -> i64 {
+/// The kernel judges "running on the alternate stack" by the stack pointer
+/// of the call, which is the runtime's: the guest's is checked here, so a
+/// handler on the alternate stack sees `SS_ONSTACK` and may not replace
+/// it (`EPERM`), as natively.
+pub fn sigaltstack(ctx: &mut ThreadCtx, ss: u64, old: u64) -> i64 {
+    let mut current = libc::stack_t {
+        ss_sp: core::ptr::null_mut(),
+        ss_flags: 0,
+        ss_size: 0,
+    };
+    // SAFETY: querying the thread's alternate stack into a local.
+    unsafe { sys::syscall3(libc::SYS_sigaltstack, 0, &mut current as *mut _ as u64, 0) };
+    let lo = current.ss_sp as u64;
+    let rsp = ctx.regs.gpr[reg::RSP];
+    let on_it =
+        current.ss_flags & libc::SS_DISABLE == 0 && rsp > lo && rsp <= lo + current.ss_size as u64;
+    if on_it && ss != 0 {
+        return -(libc::EPERM as i64);
+    }
     // SAFETY: forwarded as the guest asked.
-    unsafe { sys::syscall3(libc::SYS_sigaltstack, ss, old, 0) }
+    let r = unsafe { sys::syscall3(libc::SYS_sigaltstack, ss, old, 0) };
+    if r == 0 && old != 0 && on_it {
+        // SAFETY: the kernel just wrote a stack_t there for the guest.
+        unsafe { (*(old as *mut libc::stack_t)).ss_flags |= libc::SS_ONSTACK };
+    }
+    r
 }
 
 fn queue(ctx: &mut ThreadCtx, sig: i32, info: &libc::siginfo_t, uc: Option<&libc::ucontext_t>) {

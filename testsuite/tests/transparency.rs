@@ -83,6 +83,7 @@ c_family_tests! {
     c_rt_signal_burst = Program::new("c/rt_signal_burst.c");
     c_rwx_code = Program::new("c/rwx_code.c");
     c_handler_fpu_state = Program::new("c/handler_fpu_state.c");
+    c_altstack_query = Program::new("c/altstack_query.c");
     // The benchmark size would make -O0 under a slow mode take minutes.
     c_stencil = Program::new("c/stencil.c").args(&["96", "40"]);
     cxx_exceptions = Program::new("cxx/exceptions.cpp");
