@@ -140,12 +140,12 @@ pub struct DefaultFpEnv {
 }
 
 /// MXCSR at power-on: round to nearest, every exception masked, no flags.
-const DEFAULT_MXCSR: u32 = 0x1f80;
+pub const DEFAULT_MXCSR: u32 = 0x1f80;
 /// MXCSR's exception flags.
 const MXCSR_FLAGS: u32 = 0x3f;
 /// x87 control word at `fninit`: every exception masked, round to nearest,
 /// 64-bit significands.
-const DEFAULT_X87_CW: u16 = 0x037f;
+pub const DEFAULT_X87_CW: u16 = 0x037f;
 /// The x87 status word's exception flags (with the stack fault and error
 /// summary bits).
 const X87_FLAGS: u16 = 0xff;

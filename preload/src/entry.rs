@@ -173,8 +173,8 @@ global_asm!(
     IBL_MISS = const crate::context::reason::IBL_MISS,
 );
 
-/// MXCSR at power-on: round to nearest, every exception masked, no flags.
-static DEFAULT_MXCSR: u32 = 0x1f80;
+/// Loaded by the runtime's entry (`ldmxcsr` needs it in memory).
+static DEFAULT_MXCSR: u32 = mathwrap::f80::DEFAULT_MXCSR;
 
 extern "C" {
     #[cfg_attr(test, allow(dead_code))]

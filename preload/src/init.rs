@@ -64,11 +64,7 @@ pub fn pid() -> i32 {
 
 /// Re-reads the process id (in a child after `fork`).
 pub fn refresh_pid() {
-    // SAFETY: getpid cannot fail.
-    PID.store(
-        unsafe { crate::sys::syscall3(libc::SYS_getpid, 0, 0, 0) } as i32,
-        Ordering::Relaxed,
-    );
+    PID.store(crate::sys::getpid(), Ordering::Relaxed);
 }
 
 fn env_lookup(envp: *const *const libc::c_char, name: &[u8]) -> Option<&'static [u8]> {

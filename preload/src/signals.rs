@@ -224,23 +224,28 @@ pub fn sigaction(sig: i32, act: u64, oldact: u64, setsize: u64) -> i64 {
     0
 }
 
+/// The thread's alternate signal stack (the kernel keeps it), and whether
+/// a guest stack pointer `rsp` lies on it while it is enabled.
+fn guest_altstack(rsp: u64) -> (libc::stack_t, bool) {
+    let mut alt = libc::stack_t {
+        ss_sp: core::ptr::null_mut(),
+        ss_flags: 0,
+        ss_size: 0,
+    };
+    // SAFETY: querying the thread's alternate stack into a local.
+    unsafe { sys::syscall3(libc::SYS_sigaltstack, 0, &mut alt as *mut _ as u64, 0) };
+    let lo = alt.ss_sp as u64;
+    let on_it = alt.ss_flags & libc::SS_DISABLE == 0 && rsp > lo && rsp <= lo + alt.ss_size as u64;
+    (alt, on_it)
+}
+
 /// The guest's `sigaltstack`: the kernel keeps it; delivery asks it back.
 /// The kernel judges "running on the alternate stack" by the stack pointer
 /// of the call, which is the runtime's: the guest's is checked here, so a
 /// handler on the alternate stack sees `SS_ONSTACK` and may not replace
 /// it (`EPERM`), as natively.
 pub fn sigaltstack(ctx: &mut ThreadCtx, ss: u64, old: u64) -> i64 {
-    let mut current = libc::stack_t {
-        ss_sp: core::ptr::null_mut(),
-        ss_flags: 0,
-        ss_size: 0,
-    };
-    // SAFETY: querying the thread's alternate stack into a local.
-    unsafe { sys::syscall3(libc::SYS_sigaltstack, 0, &mut current as *mut _ as u64, 0) };
-    let lo = current.ss_sp as u64;
-    let rsp = ctx.regs.gpr[reg::RSP];
-    let on_it =
-        current.ss_flags & libc::SS_DISABLE == 0 && rsp > lo && rsp <= lo + current.ss_size as u64;
+    let (_, on_it) = guest_altstack(ctx.regs.gpr[reg::RSP]);
     if on_it && ss != 0 {
         return -(libc::EPERM as i64);
     }
@@ -592,20 +597,12 @@ pub fn deliver_pending(ctx: &mut ThreadCtx) -> bool {
 fn build_frame(ctx: &mut ThreadCtx, p: &PendingSignal, act: &KernelSigaction) {
     let sig = p.signo;
     let guest_rsp = ctx.regs.gpr[reg::RSP];
-    let mut alt: libc::stack_t = libc::stack_t {
-        ss_sp: core::ptr::null_mut(),
-        ss_flags: 0,
-        ss_size: 0,
-    };
-    // SAFETY: querying the thread's alternate stack into a local.
-    unsafe { sys::syscall3(libc::SYS_sigaltstack, 0, &mut alt as *mut _ as u64, 0) };
-    let alt_lo = alt.ss_sp as u64;
-    let on_alt = guest_rsp > alt_lo && guest_rsp <= alt_lo + alt.ss_size as u64;
+    let (alt, on_alt) = guest_altstack(guest_rsp);
     let mut sp = if act.flags & libc::SA_ONSTACK as u64 != 0
         && alt.ss_flags & libc::SS_DISABLE == 0
         && !on_alt
     {
-        alt_lo + alt.ss_size as u64
+        alt.ss_sp as u64 + alt.ss_size as u64
     } else {
         guest_rsp - 128
     };
@@ -678,9 +675,9 @@ fn build_frame(ctx: &mut ThreadCtx, p: &PendingSignal, act: &KernelSigaction) {
 fn reset_extended_state(area: &mut [u8]) {
     area[..24].fill(0);
     area[32..512].fill(0);
-    area[0..2].copy_from_slice(&0x037fu16.to_le_bytes()); // FCW
-    area[24..28].copy_from_slice(&0x1f80u32.to_le_bytes()); // MXCSR
-                                                            // AVX upper halves, opmasks, ZMM_Hi256, Hi16_ZMM.
+    area[0..2].copy_from_slice(&mathwrap::f80::DEFAULT_X87_CW.to_le_bytes()); // FCW
+    area[24..28].copy_from_slice(&mathwrap::f80::DEFAULT_MXCSR.to_le_bytes()); // MXCSR
+                                                                               // AVX upper halves, opmasks, ZMM_Hi256, Hi16_ZMM.
     for (offset, len) in [(576, 256), (1088, 64), (1152, 512), (1664, 1024)] {
         area[offset..offset + len].fill(0);
     }

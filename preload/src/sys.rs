@@ -235,6 +235,12 @@ macro_rules! dgad_eprintln {
     }};
 }
 
+/// The calling process's id (the thread group's).
+pub fn getpid() -> i32 {
+    // SAFETY: getpid has no arguments and cannot fail.
+    unsafe { syscall3(libc::SYS_getpid, 0, 0, 0) as i32 }
+}
+
 /// The calling thread's kernel thread id.
 pub fn gettid() -> i32 {
     // SAFETY: gettid has no arguments and cannot fail.

@@ -2,7 +2,7 @@
 //! runtime: the guest executed the request sequence with `rax` pointing to
 //! `{request, arg1, …, arg5}` and the default result in `rdx`.
 
-use super::guest::{read_index, ShadowLoc};
+use super::guest::{read_index, read_u64, ShadowLoc};
 use super::recorder;
 use crate::context::{reg, ThreadCtx};
 use std::sync::atomic::Ordering;
@@ -20,12 +20,6 @@ const GET_MODE: u64 = BASE + 8;
 const GET_FLAGS: u64 = BASE + 9;
 const SET_FLAGS: u64 = BASE + 10;
 
-/// Reads a u64 the guest passed a pointer to.
-fn load_u64(addr: u64) -> Option<u64> {
-    let mut b = [0u8; 8];
-    super::guest::read_mem(addr, &mut b).then(|| u64::from_le_bytes(b))
-}
-
 /// Reads the six words at `addr` in one go (a request block, or
 /// `NEW_INDEX`'s pointers); a word that cannot be read is 0.
 fn load_words(addr: u64) -> [u64; 6] {
@@ -33,7 +27,7 @@ fn load_words(addr: u64) -> [u64; 6] {
     if super::guest::read_mem(addr, &mut b) {
         core::array::from_fn(|i| u64::from_le_bytes(b[8 * i..8 * i + 8].try_into().unwrap()))
     } else {
-        core::array::from_fn(|i| load_u64(addr + 8 * i as u64).unwrap_or(0))
+        core::array::from_fn(|i| read_u64(addr + 8 * i as u64).unwrap_or(0))
     }
 }
 
@@ -82,7 +76,7 @@ pub fn handle(ctx: &mut ThreadCtx) {
             Some(1)
         }
         SET_INDEX => {
-            if let (Some(loc), Some(index)) = (shadow_at(word(1)), load_u64(word(2))) {
+            if let (Some(loc), Some(index)) = (shadow_at(word(1)), read_u64(word(2))) {
                 set_index(ctx, loc, index);
             }
             Some(1)
@@ -90,9 +84,9 @@ pub fn handle(ctx: &mut ThreadCtx) {
         NEW_INDEX | NEW_INDEX_NOACTIVITYANALYSIS => {
             let info = load_words(word(1));
             let ptr = |i: usize| info[i];
-            let (i1, i2) = (load_u64(ptr(0)).unwrap_or(0), load_u64(ptr(1)).unwrap_or(0));
-            let p1 = f64::from_bits(load_u64(ptr(2)).unwrap_or(0));
-            let p2 = f64::from_bits(load_u64(ptr(3)).unwrap_or(0));
+            let (i1, i2) = (read_u64(ptr(0)).unwrap_or(0), read_u64(ptr(1)).unwrap_or(0));
+            let p1 = f64::from_bits(read_u64(ptr(2)).unwrap_or(0));
+            let p2 = f64::from_bits(read_u64(ptr(3)).unwrap_or(0));
             let index = if request == NEW_INDEX && i1 == 0 && i2 == 0 {
                 0
             } else {
@@ -102,7 +96,7 @@ pub fn handle(ctx: &mut ThreadCtx) {
             Some(1)
         }
         INDEX_TO_FILE => {
-            if let Some(index) = load_u64(word(2)) {
+            if let Some(index) = read_u64(word(2)) {
                 r.declare(word(1), index);
             }
             None

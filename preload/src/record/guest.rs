@@ -241,6 +241,12 @@ pub fn read_index(ctx: &ThreadCtx, loc: ShadowLoc) -> u32 {
     u32::from_le_bytes(b)
 }
 
+/// Reads a guest word, if readable.
+pub fn read_u64(addr: u64) -> Option<u64> {
+    let mut b = [0u8; 8];
+    read_mem(addr, &mut b).then(|| u64::from_le_bytes(b))
+}
+
 /// Reads guest memory (the guest's own bytes); false if any of it is not
 /// readable.
 pub fn read_mem(addr: u64, buf: &mut [u8]) -> bool {

@@ -6,6 +6,7 @@
 //! `mmap` pages are zero, so glibc does not clear them), a signal frame on
 //! the stack. `mremap` moves a mapping's contents, so it moves their shadow.
 
+use super::guest::read_u64;
 use crate::sys;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -66,7 +67,7 @@ pub fn after_syscall(nr: i64, a: &[u64; 7], result: i64) {
         libc::SYS_readv | libc::SYS_preadv | libc::SYS_preadv2 => clear_iovecs(a[2], a[3], done),
         libc::SYS_recvmsg => {
             // struct msghdr: name, namelen, iov, iovlen, …
-            if let (Some(iov), Some(n)) = (load(a[2] + 16), load(a[2] + 24)) {
+            if let (Some(iov), Some(n)) = (read_u64(a[2] + 16), read_u64(a[2] + 24)) {
                 clear_iovecs(iov, n, done);
             }
         }
@@ -93,19 +94,13 @@ pub fn after_syscall(nr: i64, a: &[u64; 7], result: i64) {
     }
 }
 
-/// A guest word, if readable.
-fn load(addr: u64) -> Option<u64> {
-    let mut b = [0u8; 8];
-    super::guest::read_mem(addr, &mut b).then(|| u64::from_le_bytes(b))
-}
-
 /// Clears the first `total` bytes described by the `count` iovecs at `iov`.
 fn clear_iovecs(iov: u64, count: u64, mut total: u64) {
     for k in 0..count.min(1024) {
         if total == 0 {
             break;
         }
-        let (Some(base), Some(len)) = (load(iov + 16 * k), load(iov + 16 * k + 8)) else {
+        let (Some(base), Some(len)) = (read_u64(iov + 16 * k), read_u64(iov + 16 * k + 8)) else {
             break;
         };
         let n = len.min(total);

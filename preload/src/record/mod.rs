@@ -242,11 +242,7 @@ impl Recorder {
     /// Stops the client after a recording failure; the files hold every
     /// block flushed so far.
     fn fail(&self, what: &str) -> ! {
-        for (fd, lines) in self.index_files() {
-            if fd >= 0 {
-                lines.write_out_unlocked(fd);
-            }
-        }
+        self.write_index_lines(false);
         crate::dgad_eprintln!(
             "record: {}; stopping (files are complete up to the last flushed block)",
             what
@@ -307,12 +303,24 @@ impl Recorder {
         lines.push(fd, &line[at..]);
     }
 
-    /// The index files that are open, with their pending lines.
-    fn index_files(&self) -> [(i32, &lines::LineBuffer); 2] {
-        [
-            (self.input_fd.load(Ordering::Acquire), &self.input_lines),
-            (self.output_fd.load(Ordering::Acquire), &self.output_lines),
-        ]
+    /// Writes the pending lines of the open index files: under their locks
+    /// (`locked`), or without them where one may be held (signal context, a
+    /// recording failure).
+    fn write_index_lines(&self, locked: bool) {
+        for (slot, lines) in [
+            (&self.input_fd, &self.input_lines),
+            (&self.output_fd, &self.output_lines),
+        ] {
+            let fd = slot.load(Ordering::Acquire);
+            if fd < 0 {
+                continue;
+            }
+            if locked {
+                lines.write_out(fd);
+            } else {
+                lines.write_out_unlocked(fd);
+            }
+        }
     }
 
     /// A new block `{index1, index2, partial1, partial2}`; returns its index.
@@ -444,11 +452,7 @@ pub fn flush_all() {
         writer::drain();
         crate::threads::for_each_context(|c| r.flush(c));
     }
-    for (fd, lines) in r.index_files() {
-        if fd >= 0 {
-            lines.write_out(fd);
-        }
-    }
+    r.write_index_lines(true);
 }
 
 /// Whether this process has created record files (declared an input or
@@ -488,11 +492,7 @@ pub fn flush_all_in_signal() -> u64 {
         }
         blocks = blocks.max(t.next);
     });
-    for (fd, lines) in r.index_files() {
-        if fd >= 0 {
-            lines.write_out_unlocked(fd);
-        }
-    }
+    r.write_index_lines(false);
     blocks
 }
 

@@ -76,6 +76,19 @@ impl TapeRing {
         }
     }
 
+    /// The blocks queued in buffer `i`.
+    fn queued(&self, i: usize) -> &[u8] {
+        // SAFETY: a queued buffer's [ptr, ptr+len) lies in its mapping,
+        // which is never unmapped; its owner does not touch it while it is
+        // queued.
+        unsafe {
+            core::slice::from_raw_parts(
+                self.ptr[i].load(Ordering::Relaxed) as *const u8,
+                self.len[i].load(Ordering::Relaxed) as usize,
+            )
+        }
+    }
+
     /// Writes the queued buffers from the calling thread, oldest first
     /// (signal context: the process is about to die and the writer may not
     /// get to them; writing the same bytes twice is harmless).
@@ -84,15 +97,7 @@ impl TapeRing {
         for k in 1..=RING {
             let i = (cur + k) % RING;
             if self.busy[i].load(Ordering::Acquire) != FREE {
-                // SAFETY: a queued buffer's [ptr, ptr+len) lies in its
-                // mapping, which is never unmapped.
-                let bytes = unsafe {
-                    core::slice::from_raw_parts(
-                        self.ptr[i].load(Ordering::Relaxed) as *const u8,
-                        self.len[i].load(Ordering::Relaxed) as usize,
-                    )
-                };
-                let _ = sys::pwrite_all(fd, bytes, self.off[i].load(Ordering::Relaxed));
+                let _ = sys::pwrite_all(fd, self.queued(i), self.off[i].load(Ordering::Relaxed));
             }
         }
     }
@@ -135,17 +140,12 @@ static PRODUCERS: Lock<()> = Lock::new(());
 /// Bytes of the writer's stack.
 const STACK_BYTES: usize = 256 * 1024;
 
-fn getpid() -> i32 {
-    // SAFETY: getpid cannot fail.
-    unsafe { sys::syscall3(libc::SYS_getpid, 0, 0, 0) as i32 }
-}
-
 /// Whether this process's chunks go to the writer thread (starting it on
 /// first use).
 fn available() -> bool {
     loop {
         match STATE.load(Ordering::Acquire) {
-            RUNNING => return WRITER_PID.load(Ordering::Relaxed) == getpid(),
+            RUNNING => return WRITER_PID.load(Ordering::Relaxed) == sys::getpid(),
             UNAVAILABLE => return false,
             STARTING => sys::sched_yield(),
             _ => {
@@ -154,7 +154,7 @@ fn available() -> bool {
                     .is_ok()
                 {
                     let started = crate::init::config().tape_writer && spawn();
-                    WRITER_PID.store(getpid(), Ordering::Relaxed);
+                    WRITER_PID.store(sys::getpid(), Ordering::Relaxed);
                     let state = if started { RUNNING } else { UNAVAILABLE };
                     STATE.store(state, Ordering::Release);
                     return started;
@@ -166,7 +166,7 @@ fn available() -> bool {
 
 /// Whether the writer thread runs in this process.
 pub fn running() -> bool {
-    STATE.load(Ordering::Acquire) == RUNNING && WRITER_PID.load(Ordering::Relaxed) == getpid()
+    STATE.load(Ordering::Acquire) == RUNNING && WRITER_PID.load(Ordering::Relaxed) == sys::getpid()
 }
 
 /// Queues the thread's pending blocks and moves it to its next buffer.
@@ -295,15 +295,7 @@ extern "C" fn writer_main() -> ! {
         // (rings are 8-aligned and RING ≤ 8).
         let ring = unsafe { &*((entry & !7) as *const TapeRing) };
         let i = (entry & 7) as usize;
-        // SAFETY: the queued range lies in the buffer's mapping, which the
-        // owner does not touch while `busy` is set.
-        let bytes = unsafe {
-            core::slice::from_raw_parts(
-                ring.ptr[i].load(Ordering::Relaxed) as *const u8,
-                ring.len[i].load(Ordering::Relaxed) as usize,
-            )
-        };
-        rec.write_tape(bytes, ring.off[i].load(Ordering::Relaxed));
+        rec.write_tape(ring.queued(i), ring.off[i].load(Ordering::Relaxed));
         crate::stats::STATS
             .writer_chunks
             .fetch_add(1, Ordering::Relaxed);
