@@ -33,6 +33,19 @@ fn record(inv: &Invocation, dir: &Path) -> testsuite::Outcome {
     record_with(inv, dir, &[])
 }
 
+/// Records `inv`, checks that it succeeds and prints what it printed
+/// natively (`native`), and returns the outcome.
+fn record_as_natively(
+    inv: &Invocation,
+    dir: &Path,
+    native: &testsuite::Outcome,
+) -> testsuite::Outcome {
+    let out = record(inv, dir);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(out.stdout, native.stdout);
+    out
+}
+
 /// [`record`] with more environment variables.
 fn record_with(inv: &Invocation, dir: &Path, extra: &[(&str, &str)]) -> testsuite::Outcome {
     let mut env = vec![
@@ -364,9 +377,7 @@ fn forked_child_does_not_record_into_the_parents_files() {
     let native = run_native(&inv, None);
     let scratch = ScratchDir::new("record-fork-child");
     let dir = scratch.path().join("run");
-    let out = record(&inv, &dir);
-    assert!(out.status.success(), "{out:?}");
-    assert_eq!(out.stdout, native.stdout);
+    let out = record_as_natively(&inv, &dir, &native);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("forked child, which does not record"),
@@ -388,9 +399,7 @@ fn exit_while_a_thread_records_does_not_wait_for_it() {
     let native = run_native(&inv, None);
     let scratch = ScratchDir::new("record-exit-while-recording");
     let dir = scratch.path().join("run");
-    let out = record(&inv, &dir);
-    assert!(out.status.success(), "{out:?}");
-    assert_eq!(out.stdout, native.stdout);
+    record_as_natively(&inv, &dir, &native);
     let bars = gradient(&dir, "1.0\n");
     assert!(
         (bars[0] - 3.0 * x * x).abs() <= 1e-12 * 3.0 * x * x,
@@ -411,9 +420,7 @@ fn spawning_while_a_thread_records_keeps_its_tape() {
     let native = run_native(&inv, None);
     let scratch = ScratchDir::new("record-spawn");
     let dir = scratch.path().join("run");
-    let out = record(&inv, &dir);
-    assert!(out.status.success(), "{out:?}");
-    assert_eq!(out.stdout, native.stdout);
+    record_as_natively(&inv, &dir, &native);
     assert_recurrence_gradient(&dir, n);
 }
 
@@ -430,9 +437,7 @@ fn closing_every_descriptor_keeps_the_record_files() {
     let inv = Invocation::new(&prog).args(["0.999", &n.to_string(), file.to_str().unwrap()]);
     let native = run_native(&inv, None);
     let dir = scratch.path().join("run");
-    let out = record(&inv, &dir);
-    assert!(out.status.success(), "{out:?}");
-    assert_eq!(out.stdout, native.stdout);
+    record_as_natively(&inv, &dir, &native);
     assert_eq!(
         std::fs::read_to_string(&file).unwrap(),
         "the program's own file\n"
@@ -526,9 +531,7 @@ fn kernel_writes_leave_passive_bytes_and_mremap_moves_indices() {
     let inv = Invocation::new(&prog).args(["1.5", file.to_str().unwrap()]);
     let native = run_native(&inv, None);
     let dir = scratch.path().join("run");
-    let out = record(&inv, &dir);
-    assert!(out.status.success(), "{out:?}");
-    assert_eq!(out.stdout, native.stdout);
+    record_as_natively(&inv, &dir, &native);
     let seeds = [
         ("1\n0\n0\n0\n", 3.0),
         ("0\n1\n0\n0\n", 2.0),
@@ -550,9 +553,7 @@ fn signal_handler_arithmetic_keeps_the_interrupted_derivatives() {
     let native = run_native(&inv, None);
     let scratch = ScratchDir::new("record-signal-arithmetic");
     let dir = scratch.path().join("run");
-    let out = record(&inv, &dir);
-    assert!(out.status.success(), "{out:?}");
-    assert_eq!(out.stdout, native.stdout);
+    let out = record_as_natively(&inv, &dir, &native);
     assert!(out.stdout_text().ends_with("handler ran: 1\n"));
     let bars = gradient(&dir, "1.0\n");
     assert_eq!(bars[0], 0.0, "dy/dz");
