@@ -35,6 +35,9 @@ pub struct Block {
     pub guest_end: u64,
     /// Cache address of the first instruction.
     pub cache_start: u64,
+    /// Where direct links and the runtime enter (after the prologue that
+    /// lookup-table hits enter at `cache_start`).
+    pub entry: u64,
     /// Bytes of cache code.
     pub cache_len: u64,
     /// Guest-instruction boundaries inside the block.
@@ -264,6 +267,7 @@ impl CodeCache {
             guest_start: guest_pc,
             guest_end: guest_pc + t.guest_len,
             cache_start: cache_pc,
+            entry: cache_pc + u64::from(t.entry_off),
             cache_len: t.code.len() as u64,
             insn_map: t.insn_map.into_boxed_slice(),
             guest_bytes: opts.verify_entry.then(|| {
@@ -311,7 +315,7 @@ impl CodeCache {
     /// Links the branch whose rel32 field is at `field` (belonging to the
     /// exit whose record is at `record`) to `block`, if in reach.
     pub fn link(&mut self, field: u64, record: u64, block: &'static Block) {
-        let Some(rel) = rewriter::translate::link_field_value(field, block.cache_start) else {
+        let Some(rel) = rewriter::translate::link_field_value(field, block.entry) else {
             return;
         };
         // SAFETY: `field` is a 4-byte-aligned rel32 field inside a block in

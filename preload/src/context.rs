@@ -115,8 +115,6 @@ pub struct ThreadCtx {
     pub spill_rdx: u64,
     /// Guest target of the indirect branch that missed.
     pub ibl_target: u64,
-    /// Cache address an indirect-branch hit jumps through.
-    pub ibl_jump: u64,
     /// Address of `dgad_enter_exit`.
     pub enter_exit: u64,
     /// Address of `dgad_enter_ibl_miss`.
@@ -170,8 +168,10 @@ pub struct ThreadCtx {
     pub frame_shadows_len: u32,
     /// Extended state (x87, SSE, AVX, AVX-512) of the guest.
     pub xsave: XsaveArea,
-    /// The indirect-branch lookup table.
-    pub ibl: [[u64; 2]; IBL_ENTRIES],
+    /// The indirect-branch lookup table: guest addresses…
+    pub ibl_keys: [u64; IBL_ENTRIES],
+    /// …and the cache addresses of their translations' entry prologues.
+    pub ibl_values: [u64; IBL_ENTRIES],
 }
 
 const _: () = assert!(offset_of!(ThreadCtx, xsave) % 64 == 0);
@@ -183,10 +183,10 @@ impl ThreadCtx {
         spill_rcx: offset_of!(ThreadCtx, spill_rcx) as u32,
         spill_rdx: offset_of!(ThreadCtx, spill_rdx) as u32,
         ibl_target: offset_of!(ThreadCtx, ibl_target) as u32,
-        ibl_jump: offset_of!(ThreadCtx, ibl_jump) as u32,
         enter_exit: offset_of!(ThreadCtx, enter_exit) as u32,
         enter_ibl_miss: offset_of!(ThreadCtx, enter_ibl_miss) as u32,
-        ibl_table: offset_of!(ThreadCtx, ibl) as u32,
+        ibl_keys: offset_of!(ThreadCtx, ibl_keys) as u32,
+        ibl_values: offset_of!(ThreadCtx, ibl_values) as u32,
         ibl_hits: offset_of!(ThreadCtx, ibl_hits) as u32,
         shadow_regs: offset_of!(ThreadCtx, shadow) as u32,
         shadow_mask: offset_of!(ThreadCtx, shadow_mask) as u32,
@@ -215,11 +215,11 @@ impl ThreadCtx {
         Some(ctx)
     }
 
-    /// An empty lookup-table entry: the key of guest address 0 (every key
-    /// matches some address), leading to the runtime's null-target entry,
-    /// which treats a jump there as the miss it is.
-    fn empty_ibl_entry() -> [u64; 2] {
-        [!0, crate::entry::null_target_addr()]
+    /// The key of an empty lookup-table entry `i`: a guest address whose
+    /// low 16 bits are not `i`, so no target looked up there matches it
+    /// (every target whose entry is `i` has `i` as its low 16 bits).
+    fn empty_ibl_key(i: usize) -> u64 {
+        (i ^ 1) as u64
     }
 
     /// Prepares a context whose thread is gone for a new thread: the
@@ -242,24 +242,27 @@ impl ThreadCtx {
 
     /// Empties the indirect-branch lookup table.
     pub fn clear_ibl(&mut self) {
-        let empty = Self::empty_ibl_entry();
-        for e in self.ibl.iter_mut() {
-            *e = empty;
+        for (i, k) in self.ibl_keys.iter_mut().enumerate() {
+            *k = Self::empty_ibl_key(i);
         }
     }
 
-    /// Records `guest_pc → cache_pc` in the lookup table.
+    /// Records `guest_pc → cache_pc` in the lookup table. Only the thread
+    /// itself inserts, from the runtime, so no lookup sees half an entry.
     pub fn ibl_insert(&mut self, guest_pc: u64, cache_pc: u64) {
-        self.ibl[(guest_pc & 0xffff) as usize] = [!guest_pc, cache_pc];
+        let i = (guest_pc & 0xffff) as usize;
+        self.ibl_values[i] = cache_pc;
+        self.ibl_keys[i] = guest_pc;
     }
 
     /// Drops table entries whose guest address lies in `[start, end)`.
+    /// Other threads call this while the thread may be looking up: only
+    /// the key changes, so a lookup sees either the whole old entry or an
+    /// empty one.
     pub fn ibl_invalidate(&mut self, start: u64, end: u64) {
-        let empty = Self::empty_ibl_entry();
-        for e in self.ibl.iter_mut() {
-            let g = !e[0];
-            if g >= start && g < end {
-                *e = empty;
+        for (i, k) in self.ibl_keys.iter_mut().enumerate() {
+            if *k >= start && *k < end {
+                *k = Self::empty_ibl_key(i);
             }
         }
     }

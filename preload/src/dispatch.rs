@@ -111,7 +111,7 @@ fn enter_guest_at(ctx: &mut ThreadCtx, link_from: Option<(u64, u64)>) {
     }
     drop(guard);
     ctx.ibl_insert(target, block.cache_start);
-    ctx.resume_addr = block.cache_start;
+    ctx.resume_addr = block.entry;
 }
 
 /// Runs `cpuid` for the guest and hides what the instrumentation will not

@@ -41,18 +41,6 @@ global_asm!(
     "    mov qword ptr gs:[{REASON}], {EXIT_STUB}",
     "    jmp dgad_save_and_dispatch",
     "",
-    // Where an empty lookup-table entry sends a jump: an empty entry's key
-    // is that of guest address 0, so a call through a null pointer "hits"
-    // it with the guest registers restored. Spill them again and leave as
-    // a miss for 0, which the guest gets as the SIGSEGV it would natively.
-    ".globl dgad_enter_null_target",
-    ".type dgad_enter_null_target,@function",
-    "dgad_enter_null_target:",
-    "    mov qword ptr gs:[{SPILL_RAX}], rax",
-    "    mov qword ptr gs:[{SPILL_RCX}], rcx",
-    "    mov qword ptr gs:[{SPILL_RDX}], rdx",
-    "    mov qword ptr gs:[{IBL_TARGET}], 0",
-    "",
     ".globl dgad_enter_ibl_miss",
     ".type dgad_enter_ibl_miss,@function",
     "dgad_enter_ibl_miss:",
@@ -162,7 +150,6 @@ global_asm!(
     SPILL_RAX = const offset_of!(ThreadCtx, spill_rax),
     SPILL_RCX = const offset_of!(ThreadCtx, spill_rcx),
     SPILL_RDX = const offset_of!(ThreadCtx, spill_rdx),
-    IBL_TARGET = const offset_of!(ThreadCtx, ibl_target),
     DEFAULT_MXCSR = sym DEFAULT_MXCSR,
     STACK = const offset_of!(ThreadCtx, rt_stack_top),
     XSAVE = const offset_of!(ThreadCtx, xsave),
@@ -181,7 +168,6 @@ extern "C" {
     fn dgad_takeover();
     fn dgad_enter_exit();
     fn dgad_enter_ibl_miss();
-    fn dgad_enter_null_target();
     fn dgad_signal_entry();
     fn dgad_resume();
     /// Raw `clone`/`clone3`; returns in the parent only.
@@ -205,11 +191,6 @@ pub fn enter_exit_addr() -> u64 {
 /// Address of the lookup-miss entry.
 pub fn enter_ibl_miss_addr() -> u64 {
     dgad_enter_ibl_miss as *const () as u64
-}
-
-/// Target of empty lookup-table entries (see `dgad_enter_null_target`).
-pub fn null_target_addr() -> u64 {
-    dgad_enter_null_target as *const () as u64
 }
 
 /// Address a signal handler redirects an interrupted thread to.

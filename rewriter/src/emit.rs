@@ -228,14 +228,32 @@ impl Emitter {
         self.u32(disp);
     }
 
+    /// `cmp rcx, qword gs:[rax*8 + disp]`. Clobbers the flags.
+    pub fn cmp_rcx_gs_rax8(&mut self, disp: u32) {
+        self.bytes(&[0x65, 0x48, 0x3b, 0x0c, 0xc5]);
+        self.u32(disp);
+    }
+
+    /// `jne rel8` with a placeholder; returns the offset of the rel8 byte.
+    pub fn jne_rel8_placeholder(&mut self) -> usize {
+        self.bytes(&[0x75, 0x00]);
+        self.offset() - 1
+    }
+
+    /// `jmp rel8` with a placeholder; returns the offset of the rel8 byte.
+    pub fn jmp_rel8_placeholder(&mut self) -> usize {
+        self.bytes(&[0xeb, 0x00]);
+        self.offset() - 1
+    }
+
+    /// `jmp rax`.
+    pub fn jmp_rax(&mut self) {
+        self.bytes(&[0xff, 0xe0]);
+    }
+
     /// `movzx eax, cx`. Clobbers `rax`.
     pub fn movzx_eax_cx(&mut self) {
         self.bytes(&[0x0f, 0xb7, 0xc1]);
-    }
-
-    /// `lea eax, [rax + rax]`. Clobbers `rax`, not the flags.
-    pub fn double_eax(&mut self) {
-        self.bytes(&[0x8d, 0x04, 0x00]);
     }
 
     /// `lea rcx, [rcx + rdx + 1]`: with `rdx = !key` this is `rcx - key`,
@@ -446,7 +464,8 @@ mod tests {
         e.load_gs_rax8(Gpr::RDX, 0x10000);
         e.jmp_gs(0x40);
         e.movzx_eax_cx();
-        e.double_eax();
+        e.cmp_rcx_gs_rax8(0x10000);
+        e.jmp_rax();
         e.rcx_minus_not_rdx();
         e.pop(Gpr::RCX);
         e.pop(Gpr(12));
@@ -480,7 +499,8 @@ mod tests {
                 "mov rdx,gs:[rax*8+10000h]",
                 "jmp qword ptr gs:[40h]",
                 "movzx eax,cx",
-                "lea eax,[rax+rax]",
+                "cmp rcx,gs:[rax*8+10000h]",
+                "jmp rax",
                 "lea rcx,[rcx+rdx+1]",
                 "pop rcx",
                 "pop r12",
@@ -488,7 +508,7 @@ mod tests {
                 "mov eax,0",
                 "not rdx",
                 "lea rcx,[rcx+rdx]",
-                "push qword ptr [1054h]",
+                "push qword ptr [105Ch]",
                 "mov qword ptr gs:[2010h],0",
                 "mov dword ptr gs:[2018h],0",
                 "xor rax,gs:[48h]",

@@ -16,8 +16,6 @@ pub struct ContextLayout {
     pub spill_rdx: u32,
     /// Guest target of an indirect branch that missed the lookup table.
     pub ibl_target: u32,
-    /// Cache address an indirect-branch hit jumps through.
-    pub ibl_jump: u32,
     /// Holds the address of the runtime entry taken by exit stubs
     /// (`rax` = exit record, guest `rax` in `spill_rax`).
     pub enter_exit: u32,
@@ -25,9 +23,12 @@ pub struct ContextLayout {
     /// miss (guest `rax`, `rcx`, `rdx` in their spill slots, target in
     /// `ibl_target`).
     pub enter_ibl_miss: u32,
-    /// Start of the indirect-branch lookup table: 65536 entries of
-    /// `{!guest_pc, cache_pc}`, indexed by the low 16 bits of the guest pc.
-    pub ibl_table: u32,
+    /// The indirect-branch lookup table's keys: 65536 guest addresses,
+    /// indexed by their low 16 bits.
+    pub ibl_keys: u32,
+    /// The table's values: for each key, the cache address of the entry
+    /// prologue of its translation.
+    pub ibl_values: u32,
     /// Counter of indirect-branch hits, bumped only when
     /// [`crate::TranslateOptions::count_ibl_hits`] is set.
     pub ibl_hits: u32,
@@ -54,10 +55,10 @@ impl ContextLayout {
         spill_rcx: 0x10,
         spill_rdx: 0x18,
         ibl_target: 0x20,
-        ibl_jump: 0x28,
         enter_exit: 0x30,
         enter_ibl_miss: 0x38,
-        ibl_table: 0x10000,
+        ibl_keys: 0x10000,
+        ibl_values: 0x90000,
         ibl_hits: 0x40,
         shadow_regs: 0x2000,
         shadow_mask: 0x48,

@@ -141,10 +141,23 @@ pub struct Translation {
     pub literals_start: usize,
     /// Guest bytes covered: `[guest_pc, guest_pc + guest_len)`.
     pub guest_len: u64,
+    /// Offset of the entry for direct links and the runtime; the code
+    /// before it is the entry of lookup-table hits, which restores the
+    /// registers the lookup spilled.
+    pub entry_off: u32,
     /// Number of guest instructions translated.
     pub guest_insns: usize,
     /// How many of them have no entry in the semantics table.
     pub no_semantics: usize,
+}
+
+/// Whether `insn` is a `jmp` through a RIP-relative pointer with no index
+/// (`jmp [rip + GOT slot]`: a PLT entry, or a tail call through the GOT),
+/// which enters a function: no status flags are live there (System V ABI).
+fn is_got_jump(insn: &Instruction) -> bool {
+    insn.flow_control() == FlowControl::IndirectBranch
+        && insn.op0_kind() == OpKind::Memory
+        && insn.is_ip_rel_memory_operand()
 }
 
 /// Why a block could not be translated.
@@ -203,6 +216,7 @@ pub fn translate_block(
     window.truncate(avail);
 
     let mut t = Translator::new(cache_pc, layout);
+    t.entry_prologue(guest_pc);
     t.count_ibl_hits = opts.count_ibl_hits;
     t.instrument = opts.instrument;
     if opts.instrument.is_some() {
@@ -282,6 +296,7 @@ pub fn translate_block(
         code: t.e.code,
         insn_map: t.insn_map,
         exits: t.exits,
+        entry_off: t.entry_off,
         guest_len: end_pc - guest_pc,
         guest_insns: count,
         no_semantics,
@@ -303,6 +318,7 @@ pub fn translate_native_call(
     extra: Option<(u8, u64)>,
 ) -> Translation {
     let mut t = Translator::new(cache_pc, layout);
+    t.entry_prologue(guest_pc);
     t.map(guest_pc, 0);
     // The function was entered with rsp = 8 (mod 16); keep the ABI's
     // alignment for the native call.
@@ -325,10 +341,7 @@ pub fn translate_native_call(
     let signals = t.e.jne_if_gs32_nonzero_placeholder(l.pending_signals);
     t.e.store_gs(l.spill_rcx, Gpr::RCX);
     t.e.pop(Gpr::RCX);
-    t.ibl_lookup();
-    t.e.store_gs(l.ibl_jump, Gpr::RAX);
-    t.restore_probe_registers();
-    t.e.jmp_gs(l.ibl_jump);
+    t.ibl_jump(true);
     // A signal is queued: return through the runtime, which delivers it.
     t.e.bind_rel8(signals);
     t.e.store_gs(l.spill_rcx, Gpr::RCX);
@@ -343,6 +356,7 @@ pub fn translate_native_call(
         code: t.e.code,
         insn_map: t.insn_map,
         exits: t.exits,
+        entry_off: t.entry_off,
         guest_len: 1,
         guest_insns: 1,
         no_semantics: 0,
@@ -375,6 +389,8 @@ struct Translator<'a> {
     flags_dead: Vec<bool>,
     /// Index of the instruction being translated.
     index: usize,
+    /// See [`Translation::entry_off`].
+    entry_off: u32,
 }
 
 impl<'a> Translator<'a> {
@@ -392,6 +408,7 @@ impl<'a> Translator<'a> {
             instrument: None,
             flags_dead: Vec::new(),
             index: 0,
+            entry_off: 0,
         }
     }
 
@@ -499,13 +516,11 @@ impl<'a> Translator<'a> {
                 self.map(insn.ip(), SPILLS_RCX);
                 self.e.store_gs(self.layout.spill_rcx, Gpr::RCX);
                 self.load_target_into_rcx(insn)?;
-                if insn.flow_control() == FlowControl::IndirectCall {
+                let call = insn.flow_control() == FlowControl::IndirectCall;
+                if call {
                     self.push_return_address(next);
                 }
-                self.ibl_lookup();
-                self.e.store_gs(self.layout.ibl_jump, Gpr::RAX);
-                self.restore_probe_registers();
-                self.e.jmp_gs(self.layout.ibl_jump);
+                self.ibl_jump(call || is_got_jump(insn));
                 Ok(Flow::Ended)
             }
             FlowControl::Return if matches!(insn.code(), Code::Retnq | Code::Retnq_imm16) => {
@@ -515,12 +530,9 @@ impl<'a> Translator<'a> {
                 if insn.code() == Code::Retnq_imm16 {
                     self.e.lea_rsp(i32::from(insn.immediate16()));
                 }
-                // A jump through the context rather than a `ret` to a
-                // continuation: measured faster (docs/decisions.md).
-                self.ibl_lookup();
-                self.e.store_gs(self.layout.ibl_jump, Gpr::RAX);
-                self.restore_probe_registers();
-                self.e.jmp_gs(self.layout.ibl_jump);
+                // A jump rather than a `ret` to a continuation: measured
+                // faster (docs/decisions.md).
+                self.ibl_jump(true);
                 Ok(Flow::Ended)
             }
             FlowControl::Interrupt if insn.code() == Code::Int3 => {
@@ -1141,38 +1153,78 @@ impl<'a> Translator<'a> {
             .map_err(|_| TranslateError::OutOfReach(insn.ip()))
     }
 
-    /// The inline indirect-branch lookup. On entry guest `rcx` is in its
-    /// spill slot and the guest target is in `rcx`. On a hit, continues with
-    /// the cache address in `rax` and guest `rax`/`rcx`/`rdx` in their
-    /// slots; a miss leaves for the runtime. Touches no flags.
-    fn ibl_lookup(&mut self) {
+    /// The inline indirect-branch lookup and jump. On entry guest `rcx` is
+    /// in its spill slot and the guest target is in `rcx`. A hit jumps
+    /// through `rax` to the target's translation, whose entry prologue
+    /// restores guest `rax` and `rcx` ([`Self::entry_prologue`]); a miss
+    /// leaves for the runtime with guest `rax`, `rcx` and `rdx` spilled.
+    ///
+    /// `flags_dead`: the status flags are dead at the target (a return, a
+    /// call, a jump to a function's entry: the System V ABI passes no
+    /// flags), so a `cmp` may compare the key. Otherwise the lookup touches
+    /// no flags: it compares by `lea` and `jrcxz`, for which it needs `rdx`
+    /// too (two µops more, and one register more to save and restore).
+    fn ibl_jump(&mut self, flags_dead: bool) {
         let l = *self.layout;
         self.e.store_gs(l.spill_rax, Gpr::RAX);
-        self.e.store_gs(l.spill_rdx, Gpr::RDX);
-        self.e.movzx_eax_cx();
-        self.e.double_eax();
-        self.e.load_gs_rax8(Gpr::RDX, l.ibl_table);
-        self.e.rcx_minus_not_rdx();
-        let hit = self.e.jrcxz_placeholder();
-        // Miss: rcx = target - key and rdx = !key, so target = rcx + key.
-        self.e.not_rdx();
-        self.e.add_rdx_to_rcx_keep_flags();
+        if flags_dead {
+            self.e.movzx_eax_cx();
+            self.e.cmp_rcx_gs_rax8(l.ibl_keys);
+            let miss = self.e.jne_rel8_placeholder();
+            self.count_ibl_hit();
+            self.e.load_gs_rax8(Gpr::RAX, l.ibl_values);
+            self.e.jmp_rax();
+            self.e.bind_rel8(miss);
+            self.e.store_gs(l.spill_rdx, Gpr::RDX);
+        } else {
+            self.e.store_gs(l.spill_rdx, Gpr::RDX);
+            self.e.movzx_eax_cx();
+            self.e.load_gs_rax8(Gpr::RDX, l.ibl_keys);
+            self.e.not_rdx();
+            self.e.rcx_minus_not_rdx();
+            let hit = self.e.jrcxz_placeholder();
+            // Miss: rcx = target - key and rdx = !key, so target = rcx + key.
+            self.e.not_rdx();
+            self.e.add_rdx_to_rcx_keep_flags();
+            let miss = self.e.jmp_rel8_placeholder();
+            self.e.bind_rel8(hit);
+            self.count_ibl_hit();
+            self.e.load_gs_rax8(Gpr::RAX, l.ibl_values);
+            self.e.load_gs(Gpr::RDX, l.spill_rdx);
+            self.e.jmp_rax();
+            self.e.bind_rel8(miss);
+        }
         self.e.store_gs(l.ibl_target, Gpr::RCX);
         self.e.jmp_gs(l.enter_ibl_miss);
-        self.e.bind_rel8(hit);
+    }
+
+    /// Bumps the hit counter when [`TranslateOptions::count_ibl_hits`] is
+    /// set (clobbers `rcx`, not the flags).
+    fn count_ibl_hit(&mut self) {
         if self.count_ibl_hits {
+            let l = *self.layout;
             self.e.load_gs(Gpr::RCX, l.ibl_hits);
             self.e.inc_rcx_keep_flags();
             self.e.store_gs(l.ibl_hits, Gpr::RCX);
         }
-        self.e.load_gs_rax8(Gpr::RAX, l.ibl_table + 8);
     }
 
-    fn restore_probe_registers(&mut self) {
+    /// The start of every translation: where lookup-table hits enter, with
+    /// guest `rax` and `rcx` still in their spill slots. Jumping through a
+    /// register here rather than through a context slot after restoring
+    /// them saves a store and a load per indirect branch. Direct links
+    /// and the runtime enter after it ([`Translation::entry_off`]).
+    fn entry_prologue(&mut self, guest_pc: u64) {
+        self.insn_map.push(InsnMapEntry {
+            cache_off: self.e.offset() as u32,
+            guest_pc,
+            boundary: false,
+            spills: SPILLS_RAX | SPILLS_RCX,
+        });
         let l = *self.layout;
         self.e.load_gs(Gpr::RAX, l.spill_rax);
         self.e.load_gs(Gpr::RCX, l.spill_rcx);
-        self.e.load_gs(Gpr::RDX, l.spill_rdx);
+        self.entry_off = self.e.offset() as u32;
     }
 
     /// An exit stub followed by its record; `patch` is the offset of a

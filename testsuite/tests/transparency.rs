@@ -84,6 +84,7 @@ c_family_tests! {
     c_rwx_code = Program::new("c/rwx_code.c");
     c_handler_fpu_state = Program::new("c/handler_fpu_state.c");
     c_altstack_query = Program::new("c/altstack_query.c");
+    c_flags_across_indirect_jump = Program::new("c/flags_across_indirect_jump.c");
     // The benchmark size would make -O0 under a slow mode take minutes.
     c_stencil = Program::new("c/stencil.c").args(&["96", "40"]);
     cxx_exceptions = Program::new("cxx/exceptions.cpp");

@@ -1,7 +1,8 @@
 /* Calls through a null function pointer three times; a SIGSEGV handler
  * checks the fault address and siglongjmps back each time. Under dgad the
- * call goes through the indirect-branch lookup, whose empty entries carry
- * the key of address 0: the guest must get the SIGSEGV it gets natively. */
+ * call goes through the indirect-branch lookup, whose empty entries once
+ * carried the key of address 0: the guest must get the SIGSEGV it gets
+ * natively. */
 #include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
