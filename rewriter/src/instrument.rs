@@ -885,6 +885,10 @@ pub fn flags_dead_before(insns: &[Instruction]) -> Vec<bool> {
             // The calling convention: no flags are passed to a callee.
             live = 0;
         }
+        if insn.flow_control() == iced_x86::FlowControl::ConditionalBranch {
+            // A side exit: its target may read any flag.
+            live = STATUS;
+        }
         let written = if count_in_cl {
             0
         } else {

@@ -3,8 +3,10 @@
 //! the runtime needs (exit records, the cache-to-guest map).
 //!
 //! Stages, one guest instruction at a time:
-//! 1. decode (`iced_x86::Decoder`), stopping after a control transfer, a
-//!    system call, `cpuid`, or [`MAX_BLOCK_INSNS`];
+//! 1. decode (`iced_x86::Decoder`), stopping after a control transfer
+//!    other than a conditional branch (a side exit: the fall-through path
+//!    goes on in the block), a system call, `cpuid`, or
+//!    [`MAX_BLOCK_INSNS`];
 //! 2. app-to-app rewrites: RIP-relative operands re-encoded at the cache
 //!    address, `call` pushing the guest return address, `ret` and indirect
 //!    branches through the lookup probe, `syscall`/`cpuid` exits;
@@ -273,10 +275,23 @@ pub fn translate_block(
             }
             continue;
         }
-        match t.translate_insn(
+        let mark = t.mark();
+        let flow = match t.translate_insn(
             &insn,
             &window[(insn.ip() - guest_pc) as usize..][..insn.len()],
-        )? {
+        ) {
+            // Past a side exit the path may never run (data after a
+            // conditional branch): end the block before the instruction
+            // rather than fail the whole translation.
+            Err(TranslateError::OutOfReach(_)) if t.side_exits > 0 => {
+                t.rollback(mark);
+                count -= 1;
+                end_pc = insn.ip();
+                break;
+            }
+            r => r?,
+        };
+        match flow {
             Flow::Continue => {}
             Flow::EndFallingThrough => break,
             Flow::Ended => {
@@ -391,6 +406,19 @@ struct Translator<'a> {
     index: usize,
     /// See [`Translation::entry_off`].
     entry_off: u32,
+    /// Conditional branches passed so far (their fall-through translated
+    /// in line).
+    side_exits: usize,
+}
+
+/// How far a [`Translator`] had got, to undo one instruction.
+#[derive(Clone, Copy)]
+struct Mark {
+    code: usize,
+    insn_map: usize,
+    exits: usize,
+    literals: usize,
+    pending: usize,
 }
 
 impl<'a> Translator<'a> {
@@ -409,7 +437,26 @@ impl<'a> Translator<'a> {
             flags_dead: Vec::new(),
             index: 0,
             entry_off: 0,
+            side_exits: 0,
         }
+    }
+
+    fn mark(&self) -> Mark {
+        Mark {
+            code: self.e.code.len(),
+            insn_map: self.insn_map.len(),
+            exits: self.exits.len(),
+            literals: self.literals.len(),
+            pending: self.pending.len(),
+        }
+    }
+
+    fn rollback(&mut self, m: Mark) {
+        self.e.code.truncate(m.code);
+        self.insn_map.truncate(m.insn_map);
+        self.exits.truncate(m.exits);
+        self.literals.truncate(m.literals);
+        self.pending.truncate(m.pending);
     }
 
     fn map(&mut self, guest_pc: u64, spills: u8) {
@@ -484,10 +531,9 @@ impl<'a> Translator<'a> {
                 let taken = self.e.jcc_rel32_placeholder(cc);
                 self.pending
                     .push((taken, insn.near_branch_target(), ExitKind::Branch));
-                self.map(next, 0);
-                let fall = self.e.jmp_rel32_placeholder();
-                self.pending.push((fall, next, ExitKind::Branch));
-                Ok(Flow::Ended)
+                // The fall-through path goes on in this translation.
+                self.side_exits += 1;
+                Ok(Flow::Continue)
             }
             FlowControl::ConditionalBranch => {
                 // loop/loope/loopne/jrcxz/jecxz: rel8 only; branch over the
@@ -1304,7 +1350,8 @@ fn memory_operand_of(insn: &Instruction, segment: Register) -> MemoryOperand {
 }
 
 /// The instructions of the block starting at `guest_pc` as far as it runs
-/// straight (to the first control transfer, system call or `cpuid`), for
+/// straight (through conditional branches, to the first other control
+/// transfer, system call or `cpuid`: the instructions it translates), for
 /// the flags liveness of the instrumentation.
 fn straight_line(window: &[u8], guest_pc: u64, max: usize) -> Vec<Instruction> {
     let mut out = Vec::new();
@@ -1313,7 +1360,9 @@ fn straight_line(window: &[u8], guest_pc: u64, max: usize) -> Vec<Instruction> {
             break;
         }
         out.push(insn);
-        if insn.flow_control() != FlowControl::Next
+        let side_exit = insn.flow_control() == FlowControl::ConditionalBranch
+            && insn.condition_code() != ConditionCode::None;
+        if (insn.flow_control() != FlowControl::Next && !side_exit)
             || matches!(insn.code(), Code::Syscall | Code::Cpuid)
         {
             break;
