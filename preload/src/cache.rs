@@ -318,10 +318,9 @@ impl CodeCache {
         let Some(rel) = rewriter::translate::link_field_value(field, block.entry) else {
             return;
         };
-        // SAFETY: `field` is a 4-byte-aligned rel32 field inside a block in
-        // the cache; an aligned 4-byte store is atomic for threads executing
-        // the branch, which see either the stub or the block.
-        unsafe { (*(field as *const core::sync::atomic::AtomicI32)).store(rel, Ordering::Release) };
+        // SAFETY: `field` is the rel32 field of a patchable branch of a
+        // block in the cache (never unmapped); we hold the cache lock.
+        unsafe { patch_rel32(field, rel) };
         self.incoming
             .entry(block.guest_start)
             .or_default()
@@ -348,9 +347,7 @@ impl CodeCache {
                 let rel = rewriter::translate::link_field_value(field, stub)
                     .expect("stub is near its branch");
                 // SAFETY: as in `link`.
-                unsafe {
-                    (*(field as *const core::sync::atomic::AtomicI32)).store(rel, Ordering::Release)
-                };
+                unsafe { patch_rel32(field, rel) };
             }
         }
         STATS
@@ -466,4 +463,26 @@ pub fn exit_record(addr: u64) -> ExitRecord {
     // SAFETY: exit stubs pass the address of their own record, which lives
     // in cache memory that is never unmapped.
     unsafe { core::ptr::read_unaligned(addr as *const ExitRecord) }
+}
+
+/// Writes `rel` into the rel32 field at `field` (which `Emitter::align_field`
+/// placed inside one aligned 8-byte word) with one atomic store of that
+/// word, so that a thread executing the branch meanwhile sees the old or
+/// the new target, never a mix. The word's other bytes are written back
+/// unchanged; callers serialise patches (the cache lock).
+///
+/// # Safety
+/// `field` must be the rel32 field of a patchable branch of a block in
+/// the cache, which is writable and never unmapped.
+unsafe fn patch_rel32(field: u64, rel: i32) {
+    let word = field & !7;
+    let shift = (field - word) * 8;
+    debug_assert!(field - word <= 4, "field crosses an 8-byte word");
+    // SAFETY: the caller's contract: `word` is the aligned 8-byte word
+    // holding the field, in mapped cache memory.
+    let w = unsafe { &*(word as *const core::sync::atomic::AtomicU64) };
+    let old = w.load(core::sync::atomic::Ordering::Relaxed);
+    let mask = 0xffff_ffffu64 << shift;
+    let new = (old & !mask) | (u64::from(rel as u32) << shift);
+    w.store(new, core::sync::atomic::Ordering::Release);
 }

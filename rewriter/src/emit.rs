@@ -394,19 +394,21 @@ impl Emitter {
         self.u32(imm);
     }
 
-    /// Pads with NOPs until `(pc + within) % 4 == 0`, so that a 4-byte field
-    /// `within` bytes into the next instruction can be patched atomically.
+    /// Makes the 4-byte field `within` bytes into the next instruction lie
+    /// inside one aligned 8-byte word, so that it can be patched with one
+    /// atomic store of that word (the runtime's `patch_rel32`). Pads with `cs` segment
+    /// prefixes of that instruction (ignored on a near branch), not with
+    /// `nop`s: the padding of a side exit's `jcc` runs every time.
     pub fn align_field(&mut self, within: u64) {
-        let pad = (4 - (self.pc() + within) % 4) % 4;
-        match pad {
-            0 => {}
-            1 => self.bytes(&[0x90]),
-            2 => self.bytes(&[0x66, 0x90]),
-            _ => self.bytes(&[0x0f, 0x1f, 0x00]),
+        let at = (self.pc() + within) % 8;
+        if at > 4 {
+            for _ in at..8 {
+                self.code.push(0x2e);
+            }
         }
     }
 
-    /// Patchable `jmp rel32` (field 4-byte aligned); returns the field offset.
+    /// Patchable `jmp rel32` (see [`Self::align_field`]); returns the field offset.
     pub fn jmp_rel32_placeholder(&mut self) -> usize {
         self.align_field(1);
         self.code.push(0xe9);
@@ -535,8 +537,17 @@ mod tests {
             let mut e = Emitter::new(0x1000 + start);
             let j = e.jmp_rel32_placeholder();
             let c = e.jcc_rel32_placeholder(0x4);
-            assert_eq!((e.base + j as u64) % 4, 0);
-            assert_eq!((e.base + c as u64) % 4, 0);
+            for f in [e.base + j as u64, e.base + c as u64] {
+                assert!(f % 8 <= 4, "field at {f:#x} crosses an 8-byte word");
+            }
+            let code = e.code.clone();
+            let insns: Vec<_> =
+                iced_x86::Decoder::with_ip(64, &code, e.base, iced_x86::DecoderOptions::NONE)
+                    .into_iter()
+                    .collect();
+            assert_eq!(insns.len(), 2, "padding belongs to the branches");
+            assert_eq!(insns[0].mnemonic(), iced_x86::Mnemonic::Jmp);
+            assert_eq!(insns[1].mnemonic(), iced_x86::Mnemonic::Je);
         }
     }
 }
