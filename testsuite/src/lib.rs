@@ -297,7 +297,8 @@ fn compile(
         .collect::<Vec<_>>()
         .join(" ");
     let stamp = output.with_file_name(format!("{}.cmd", file_name(&output)));
-    if is_up_to_date(&output, &source_path, &stamp, &command_line) {
+    let inputs: Vec<OsString> = extra_args.iter().chain(link_args).cloned().collect();
+    if is_up_to_date(&output, &source_path, &inputs, &stamp, &command_line) {
         return output;
     }
 
@@ -345,12 +346,66 @@ fn file_name(path: &Path) -> String {
         .into_owned()
 }
 
-fn is_up_to_date(output: &Path, source: &Path, stamp: &Path, command_line: &str) -> bool {
+/// Whether `output` is newer than everything it was built from: the source,
+/// the headers beside it, and what the compiler arguments `args` name —
+/// files by path and, recursively, the directories given with `-I` or `-L`
+/// (our headers, the Fortran client's module and library; not `-J`, where
+/// compilations write modules) — and was built with `command_line`.
+fn is_up_to_date(
+    output: &Path,
+    source: &Path,
+    args: &[OsString],
+    stamp: &Path,
+    command_line: &str,
+) -> bool {
     let modified = |p: &Path| fs::metadata(p).and_then(|m| m.modified()).ok();
     let (Some(built), Some(written)) = (modified(output), modified(source)) else {
         return false;
     };
-    built >= written && fs::read_to_string(stamp).is_ok_and(|s| s == command_line)
+    if written > built || !fs::read_to_string(stamp).is_ok_and(|s| s == command_line) {
+        return false;
+    }
+    let mut inputs: Vec<PathBuf> = Vec::new();
+    if let Some(dir) = source.parent() {
+        let headers = fs::read_dir(dir).into_iter().flatten().flatten();
+        inputs.extend(headers.map(|e| e.path()).filter(|p| {
+            matches!(
+                p.extension().and_then(OsStr::to_str),
+                Some("h" | "hpp" | "inc")
+            )
+        }));
+    }
+    for arg in args {
+        let text = arg.to_string_lossy();
+        if text.starts_with("-J") {
+            continue;
+        }
+        let named = ["-I", "-L"]
+            .iter()
+            .find_map(|f| text.strip_prefix(f))
+            .unwrap_or(&text);
+        let path = Path::new(named);
+        if path.is_dir() {
+            collect_files(path, &mut inputs);
+        } else if path.is_file() {
+            inputs.push(path.to_path_buf());
+        }
+    }
+    inputs
+        .iter()
+        .all(|p| modified(p).is_none_or(|m| m <= built))
+}
+
+/// Every file below `dir`, recursively.
+fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            collect_files(&path, out);
+        } else {
+            out.push(path);
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------
