@@ -142,7 +142,11 @@ fn executable_end(executable: &mut BTreeMap<u64, (u64, bool)>, addr: u64) -> Opt
     }
     crate::diag::for_each_mapping(|m| {
         if m.executable {
-            executable.insert(m.start, (m.end, m.writable));
+            // Code in a shared mapping can change through another view of
+            // its pages (the W^X dual mapping of JIT compilers) without a
+            // write or `mprotect` here: check it at each entry like code
+            // in writable memory.
+            executable.insert(m.start, (m.end, m.writable || m.shared));
         }
         true
     });

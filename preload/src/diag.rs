@@ -16,6 +16,9 @@ pub struct Mapping<'a> {
     pub executable: bool,
     /// Mapped with write permission.
     pub writable: bool,
+    /// A shared mapping (`MAP_SHARED`): another view of the same pages may
+    /// write them.
+    pub shared: bool,
     /// The file, or `[heap]`, `[stack]`, … (`[anonymous]` when empty).
     pub path: &'a [u8],
 }
@@ -108,6 +111,7 @@ fn parse_maps_line(line: &[u8]) -> Option<Mapping<'_>> {
         offset,
         executable: perms.get(2) == Some(&b'x'),
         writable: perms.get(1) == Some(&b'w'),
+        shared: perms.get(3) == Some(&b's'),
         path,
     })
 }

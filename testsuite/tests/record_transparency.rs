@@ -29,6 +29,7 @@ const PROGRAMS: &[(&str, &[&str])] = &[
     ("c/many_threads.c", &[]),
     ("c/wild_addresses.c", &[]),
     ("c/rwx_code.c", &[]),
+    ("c/dual_mapped_code.c", &[]),
     ("c/flags_across_indirect_jump.c", &[]),
     ("cxx/exceptions.cpp", &[]),
     ("cxx/containers.cpp", &[]),

@@ -82,6 +82,7 @@ c_family_tests! {
     c_wild_addresses = Program::new("c/wild_addresses.c");
     c_rt_signal_burst = Program::new("c/rt_signal_burst.c");
     c_rwx_code = Program::new("c/rwx_code.c");
+    c_dual_mapped_code = Program::new("c/dual_mapped_code.c");
     c_handler_fpu_state = Program::new("c/handler_fpu_state.c");
     c_altstack_query = Program::new("c/altstack_query.c");
     c_flags_across_indirect_jump = Program::new("c/flags_across_indirect_jump.c");

@@ -4,8 +4,9 @@
  * code from writable memory is checked at each entry, so a stale
  * translation never runs. */
 #include <stdio.h>
-#include <string.h>
 #include <sys/mman.h>
+
+#include "rewrite_rounds.h"
 
 int main(void)
 {
@@ -13,22 +14,7 @@ int main(void)
                                MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (page == MAP_FAILED)
         return 1;
-    int (*function)(int) = (int (*)(int))page;
-    const unsigned char return_1[] = {0xb8, 1, 0, 0, 0, 0xc3};  /* mov eax, 1; ret */
-    const unsigned char return_2[] = {0xb8, 2, 0, 0, 0, 0xc3};  /* mov eax, 2; ret */
-    const unsigned char twice[] = {0x8d, 0x04, 0x3f, 0xc3};     /* lea eax, [rdi+rdi]; ret */
-    int total = 0;
-    for (int round = 0; round < 3; round++) {
-        memcpy(page, return_1, sizeof return_1);
-        int a = function(0);
-        memcpy(page, return_2, sizeof return_2);
-        int b = function(0);
-        memcpy(page, twice, sizeof twice);
-        int c = function(21);
-        printf("round %d: %d %d %d\n", round, a, b, c);
-        total += a + b + c;
-    }
-    printf("total %d\n", total);
+    rewrite_rounds(page, (int (*)(int))page);
     printf("END rwx_code\n");
     return 0;
 }
