@@ -286,6 +286,14 @@ impl Emitter {
         self.offset() - 4
     }
 
+    /// An instruction `head` followed by a `[rip + rel32]` placeholder (the
+    /// last operand; nothing after it); returns the field offset.
+    pub fn rip_placeholder(&mut self, head: &[u8]) -> usize {
+        self.bytes(head);
+        self.u32(0);
+        self.offset() - 4
+    }
+
     /// `call qword [rip + rel32]` with a placeholder; returns the field offset.
     pub fn call_rip_literal_placeholder(&mut self) -> usize {
         self.bytes(&[0xff, 0x15]);

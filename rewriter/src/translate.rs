@@ -225,14 +225,21 @@ pub fn translate_block(
         t.flags_dead =
             crate::instrument::flags_dead_before(&straight_line(&window, guest_pc, opts.max_insns));
     }
-    if opts.verify_entry {
+    // Code that may change under us is compared with its translation-time
+    // bytes at every entry: inline, at the end of the translation, and
+    // only a difference enters the runtime (the `Verify` exit, which
+    // translates the block again).
+    let verify = opts.verify_entry.then(|| {
         t.map(guest_pc, 0);
+        let to_check = t.e.jmp32_placeholder();
+        let stub = t.e.offset();
         t.stub_and_record(
             guest_pc,
             ExitKind::Verify,
             core::mem::size_of::<ExitRecord>() as i32,
         );
-    }
+        (to_check, stub, t.e.offset())
+    });
     let mut decoder = Decoder::with_ip(64, &window, guest_pc, DecoderOptions::NONE);
     let mut insn = Instruction::default();
     let mut count = 0;
@@ -304,6 +311,12 @@ pub fn translate_block(
         t.map(end_pc, 0);
         let field = t.e.jmp_rel32_placeholder();
         t.pending.push((field, end_pc, ExitKind::Branch));
+    }
+    if let Some((to_check, stub, body)) = verify {
+        let here = t.e.offset();
+        t.e.bind_rel32(to_check, here);
+        let bytes = &window[..(end_pc - guest_pc) as usize];
+        t.code_check(bytes, guest_pc, stub, body)?;
     }
     let literals_start = t.finish_exits();
     Ok(Translation {
@@ -1242,6 +1255,64 @@ impl<'a> Translator<'a> {
         }
         self.e.store_gs(l.ibl_target, Gpr::RCX);
         self.e.jmp_gs(l.enter_ibl_miss);
+    }
+
+    /// Compares the guest code `bytes` at `guest_pc` with their values at
+    /// translation time (literals), keeping every register and flag; goes on
+    /// at offset `body` when all are equal, else at the `Verify` exit stub
+    /// at offset `stub`. Overlapping loads cover a length that is not a
+    /// multiple of the access size, so nothing past the block is read.
+    fn code_check(
+        &mut self,
+        bytes: &[u8],
+        guest_pc: u64,
+        stub: usize,
+        body: usize,
+    ) -> Result<(), TranslateError> {
+        let l = *self.layout;
+        let len = bytes.len();
+        let size = [8, 4, 2, 1].into_iter().find(|&s| s <= len).unwrap_or(1);
+        let mut offsets: Vec<usize> = (0..len.saturating_sub(size) + 1).step_by(size).collect();
+        if len >= size && offsets.last() != Some(&(len - size)) {
+            offsets.push(len - size);
+        }
+        if len == 0 {
+            offsets.clear();
+        }
+        // mov rax/eax/ax/al, [rip + x]; cmp rax/eax/ax/al, [rip + literal].
+        let (load, cmp): (&[u8], &[u8]) = match size {
+            8 => (&[0x48, 0x8b, 0x05], &[0x48, 0x3b, 0x05]),
+            4 => (&[0x8b, 0x05], &[0x3b, 0x05]),
+            2 => (&[0x66, 0x8b, 0x05], &[0x66, 0x3b, 0x05]),
+            _ => (&[0x8a, 0x05], &[0x3a, 0x05]),
+        };
+        self.save_flags();
+        self.e.store_gs(l.spill_rax, Gpr::RAX);
+        let mut differ = Vec::new();
+        for off in offsets {
+            let field = self.e.rip_placeholder(load);
+            let rel = rel32_for(self.e.pc() - 4, guest_pc + off as u64)
+                .ok_or(TranslateError::OutOfReach(guest_pc))?;
+            self.e.code[field..field + 4].copy_from_slice(&rel.to_le_bytes());
+            let lit = self.e.rip_placeholder(cmp);
+            let mut value = [0u8; 8];
+            value[..size].copy_from_slice(&bytes[off..off + size]);
+            self.literals.push((lit, u64::from_le_bytes(value)));
+            differ.push(self.e.jne32_placeholder());
+        }
+        self.e.load_gs(Gpr::RAX, l.spill_rax);
+        self.restore_flags();
+        let same = self.e.jmp32_placeholder();
+        self.e.bind_rel32(same, body);
+        let here = self.e.offset();
+        for f in differ {
+            self.e.bind_rel32(f, here);
+        }
+        self.e.load_gs(Gpr::RAX, l.spill_rax);
+        self.restore_flags();
+        let changed = self.e.jmp32_placeholder();
+        self.e.bind_rel32(changed, stub);
+        Ok(())
     }
 
     /// Bumps the hit counter when [`TranslateOptions::count_ibl_hits`] is
