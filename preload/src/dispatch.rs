@@ -33,19 +33,23 @@ pub extern "C" fn dgad_dispatch(ctx: &mut ThreadCtx) {
                 }
                 Some(ExitKind::ClientRequest) => {
                     // Answered here; the block goes on right after the
-                    // record (no lookup; signals wait for the next exit).
+                    // record (no lookup; a signal that came meanwhile is
+                    // delivered at the next instruction boundary).
                     ctx.regs.rip = rec.target;
                     crate::record::client::handle(ctx);
                     ctx.resume_addr = rec_addr.wrapping_add(rec.patch as i64 as u64);
+                    crate::signals::step_to_boundary(ctx);
                     return;
                 }
                 Some(ExitKind::Instrument) => {
                     // Apply the instruction's AD semantics, then run it: it
-                    // follows the record in this block. Signals wait for the
-                    // next exit, so the shadows stay in step with the data.
+                    // follows the record in this block. A signal that came
+                    // meanwhile is delivered after it ran, at the next
+                    // boundary, so the shadows stay in step with the data.
                     let insn = cache::instrument_record(rec_addr);
                     crate::record::apply::instrument(ctx, insn);
                     ctx.resume_addr = rec_addr.wrapping_add(rec.patch as i64 as u64);
+                    crate::signals::step_to_boundary(ctx);
                     return;
                 }
                 Some(ExitKind::Verify) => {
@@ -56,6 +60,7 @@ pub extern "C" fn dgad_dispatch(ctx: &mut ThreadCtx) {
                     let same = CACHE.lock().as_mut().is_some_and(|c| c.unchanged(start));
                     if same {
                         ctx.resume_addr = rec_addr.wrapping_add(rec.patch as i64 as u64);
+                        crate::signals::step_to_boundary(ctx);
                         return;
                     }
                     crate::syscall::invalidate(start, 1);

@@ -114,6 +114,8 @@ global_asm!(
     "    mov r15, qword ptr gs:[{GPR} + 15*8]",
     "    mov rsp, qword ptr gs:[{GPR} + 4*8]",
     "    jmp qword ptr gs:[{RESUME}]",
+    ".globl dgad_resume_end",
+    "dgad_resume_end:",
     "",
     // i64 dgad_raw_clone(nr, a1, a2, a3, a4, a5): the child's stack (a1 of
     // clone, inside the args of clone3) holds its context address at [rsp].
@@ -170,6 +172,7 @@ extern "C" {
     fn dgad_enter_ibl_miss();
     fn dgad_signal_entry();
     fn dgad_resume();
+    fn dgad_resume_end();
     /// Raw `clone`/`clone3`; returns in the parent only.
     pub fn dgad_raw_clone(nr: i64, a1: u64, a2: u64, a3: u64, a4: u64, a5: u64) -> i64;
 }
@@ -201,4 +204,10 @@ pub fn signal_entry_addr() -> u64 {
 /// Address of the code that leaves the runtime.
 pub fn resume_addr() -> u64 {
     dgad_resume as *const () as u64
+}
+
+/// Whether `pc` lies in the code that leaves the runtime (from
+/// [`resume_addr`] to its final jump into cache code, inclusive).
+pub fn in_resume(pc: u64) -> bool {
+    (dgad_resume as *const () as u64..dgad_resume_end as *const () as u64).contains(&pc)
 }

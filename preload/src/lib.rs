@@ -30,6 +30,7 @@
 pub mod alloc;
 pub mod cache;
 pub mod context;
+pub mod cpu;
 pub mod diag;
 pub mod dispatch;
 pub mod entry;

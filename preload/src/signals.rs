@@ -393,6 +393,9 @@ extern "C" fn host_handler(sig: i32, info: *mut libc::siginfo_t, ucv: *mut libc:
         match locate(pc) {
             Some((gpc, true, _)) => redirect(ctx, uc, gpc, 0),
             Some(_) => {}
+            // Still leaving the runtime towards the block (see
+            // `step_to_boundary`): keep stepping.
+            None if crate::entry::in_resume(pc) => {}
             None => {
                 // Left cache code: the dispatcher delivers what is queued.
                 uc.uc_mcontext.gregs[libc::REG_EFL as usize] &= !(TF as i64);
@@ -565,6 +568,20 @@ struct GuestFrame {
     restorer: u64,
     uc: libc::ucontext_t,
     info: libc::siginfo_t,
+}
+
+/// The runtime is about to return into the middle of a block (after an
+/// instrumentation or client-request exit, which do not pass through the
+/// dispatcher's delivery): if a signal arrived meanwhile, single-step from
+/// there to the next guest-instruction boundary, where the step trap
+/// delivers it. Without this, a loop whose only exits are such returns
+/// (record mode's arithmetic on a thread without a tape chunk) never saw
+/// its `SIGALRM`.
+pub fn step_to_boundary(ctx: &mut ThreadCtx) {
+    if ctx.pending_len > 0 {
+        ctx.stepping = 1;
+        ctx.regs.rflags |= TF;
+    }
 }
 
 /// Delivers the first queued signal to its guest handler by building a

@@ -936,7 +936,7 @@ impl<'a> Translator<'a> {
             at(RDX, i64::from(lanes)),
         ));
         self.asm(Instruction::with2(Cmp_r64_rm64, RAX, gs(tape_end)));
-        slow.push(self.e.jcc_rel32_placeholder(0x7)); // ja
+        let no_room = self.e.jcc_rel32_placeholder(0x7); // ja
         let a_sh = shadowmem::RegFile::vec_offset(src1.number(), 0) as u32;
         for lane in 0..u32::from(lanes) {
             self.asm(Instruction::with2(
@@ -978,10 +978,13 @@ impl<'a> Translator<'a> {
         // Commit. A scalar VEX form keeps bytes 8..16 of the first source:
         // save them before the result lane may overwrite that register's
         // shadow (when it is also the destination).
-        if vex && lanes == 1 {
-            self.asm(Instruction::with2(Mov_r64_rm64, RAX, gs(sr + a_sh + 8)));
-            self.asm(Instruction::with2(Mov_rm64_r64, gs(l.spill_tmp + 8), RAX));
-        }
+        let save_vex_upper = |t: &mut Self| {
+            if vex && lanes == 1 {
+                t.asm(Instruction::with2(Mov_r64_rm64, RAX, gs(sr + a_sh + 8)));
+                t.asm(Instruction::with2(Mov_rm64_r64, gs(l.spill_tmp + 8), RAX));
+            }
+        };
+        save_vex_upper(self);
         for lane in 0..u32::from(lanes) {
             let lane_sh = sr + dst + 8 * lane;
             self.asm(Instruction::with2(Mov_r64_rm64, RDX, gs(tape_next)));
@@ -1068,6 +1071,7 @@ impl<'a> Translator<'a> {
             let here = self.e.offset();
             self.e.bind_rel32(done, here);
         }
+        let tail = self.e.offset();
         if vex {
             if lanes == 1 {
                 self.asm(Instruction::with2(Mov_r64_rm64, RAX, gs(l.spill_tmp + 8)));
@@ -1083,6 +1087,30 @@ impl<'a> Translator<'a> {
         self.e.load_gs(Gpr::RCX, l.spill_rcx);
         self.e.load_gs(Gpr::RAX, l.spill_rax);
         let to_insn = self.e.jmp_rel32_placeholder();
+        // No room in the tape chunk (or no chunk yet: a thread that has
+        // recorded nothing): operands that are all passive still need no
+        // block, so their result's shadow is cleared here, not in the
+        // runtime.
+        let here = self.e.offset();
+        self.e.bind_rel32(no_room, here);
+        for lane in 0..u32::from(lanes) {
+            self.asm(Instruction::with2(
+                Mov_r32_rm32,
+                EAX,
+                gs(sr + a_sh + 8 * lane),
+            ));
+            self.asm(Instruction::with2(Test_rm32_r32, EAX, EAX));
+            slow.push(self.e.jcc_rel32_placeholder(0x5)); // jnz
+            src_index(self, lane);
+            self.asm(Instruction::with2(Test_rm32_r32, EAX, EAX));
+            slow.push(self.e.jcc_rel32_placeholder(0x5));
+        }
+        save_vex_upper(self);
+        for lane in 0..u32::from(lanes) {
+            self.e.zero_gs(sr + dst + 8 * lane, 8);
+        }
+        let to_tail = self.e.jmp_rel32_placeholder();
+        self.e.bind_rel32(to_tail, tail);
         let here = self.e.offset();
         for j in slow {
             self.e.bind_rel32(j, here);

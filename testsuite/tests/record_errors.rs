@@ -564,3 +564,36 @@ fn signal_handler_arithmetic_keeps_the_interrupted_derivatives() {
         bars[1]
     );
 }
+
+/// Alarms arriving while the runtime applies an instruction's semantics
+/// are delivered even when the loop never leaves its linked blocks
+/// otherwise (it hung under record mode before).
+#[test]
+fn signals_reach_a_loop_that_only_enters_the_runtime_for_arithmetic() {
+    let prog = build("signal_in_runtime_loop.c", &[]);
+    let x = 1.25;
+    let inv = Invocation::new(&prog).args([x.to_string()]);
+    let scratch = ScratchDir::new("record-signal-runtime-loop");
+    let dir = scratch.path().join("run");
+    let out = record(&inv, &dir);
+    assert!(out.status.success(), "{out:?}");
+    let text = out.stdout_text();
+    assert!(text.starts_with("ticks: 20\n"), "{text}");
+    let steps: usize = text
+        .lines()
+        .find_map(|l| l.strip_prefix("steps: "))
+        .and_then(|s| s.parse().ok())
+        .expect("steps printed");
+    // y_{k+1} = y_k / x + 0.5: dy_{k+1}/dx = (dy_k/dx) / x - y_k / x².
+    let (mut y, mut dy) = (1.0f64, 0.0f64);
+    for _ in 0..steps {
+        dy = dy / x - y / (x * x);
+        y = y / x + 0.5;
+    }
+    let bars = gradient(&dir, "1.0\n");
+    assert!(
+        (bars[0] - dy).abs() <= 1e-12 * dy.abs(),
+        "dy/dx {} vs {dy}",
+        bars[0]
+    );
+}

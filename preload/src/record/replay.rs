@@ -154,6 +154,30 @@ const SCRATCH_CANDIDATES: [Register; 8] = [
     Register::RBP,
 ];
 
+/// A whole vector register `n` loaded from (`load`) or stored to `mem`, in
+/// the widest form this machine has (the guest cannot use more of it).
+fn vector_move(
+    load: bool,
+    n: usize,
+    mem: MemoryOperand,
+) -> Result<Instruction, iced_x86::IcedError> {
+    use Code::*;
+    let (reg, code) = match (crate::cpu::vector_bytes(), load) {
+        (64, true) => (Register::ZMM0, EVEX_Vmovdqu64_zmm_k1z_zmmm512),
+        (64, false) => (Register::ZMM0, EVEX_Vmovdqu64_zmmm512_k1z_zmm),
+        (32, true) => (Register::YMM0, VEX_Vmovdqu_ymm_ymmm256),
+        (32, false) => (Register::YMM0, VEX_Vmovdqu_ymmm256_ymm),
+        (_, true) => (Register::XMM0, Movdqu_xmm_xmmm128),
+        (_, false) => (Register::XMM0, Movdqu_xmmm128_xmm),
+    };
+    let reg = reg + n as u32;
+    if load {
+        Instruction::with2(code, reg, mem)
+    } else {
+        Instruction::with2(code, mem, reg)
+    }
+}
+
 /// Generates the thunk: `fn(regfile, mem_shadow, kregs, rflags, selectors)`.
 fn build(t: &mut Thunks, insn: &Instruction) -> Option<u64> {
     let mut factory = InstructionInfoFactory::new();
@@ -266,15 +290,14 @@ fn build(t: &mut Thunks, insn: &Instruction) -> Option<u64> {
                 MemoryOperand::with_base_displ(base, RegFile::gpr_offset(full.number(), 0) as i64),
             ));
         } else if full.is_xmm() || full.is_ymm() || full.is_zmm() {
-            let z = Register::ZMM0 + full.number() as u32;
             let (src, off) = if selectors.contains(&full) {
                 (sel, 64 * full.number())
             } else {
                 (base, RegFile::vec_offset(full.number(), 0))
             };
-            push(Instruction::with2(
-                EVEX_Vmovdqu64_zmm_k1z_zmmm512,
-                z,
+            push(vector_move(
+                true,
+                full.number(),
                 MemoryOperand::with_base_displ(src, off as i64),
             ));
         } else if full == Register::None {
@@ -321,11 +344,10 @@ fn build(t: &mut Thunks, insn: &Instruction) -> Option<u64> {
                 full,
             ));
         } else if full.is_xmm() || full.is_ymm() || full.is_zmm() {
-            let z = Register::ZMM0 + full.number() as u32;
-            push(Instruction::with2(
-                EVEX_Vmovdqu64_zmmm512_k1z_zmm,
+            push(vector_move(
+                false,
+                full.number(),
                 MemoryOperand::with_base_displ(base, RegFile::vec_offset(full.number(), 0) as i64),
-                z,
             ));
         }
     }

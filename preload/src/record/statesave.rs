@@ -49,16 +49,6 @@ fn offset(c: usize, compact: Option<u64>) -> usize {
     at
 }
 
-fn xcr0() -> u64 {
-    let (lo, hi): (u32, u32);
-    // SAFETY: xgetbv with ecx = 0 reads XCR0; OSXSAVE is set on this CPU
-    // (the runtime itself uses xsave).
-    unsafe {
-        core::arch::asm!("xgetbv", in("ecx") 0, out("eax") lo, out("edx") hi, options(nomem, nostack))
-    };
-    (u64::from(hi) << 32) | u64::from(lo)
-}
-
 /// Copies one register's shadow bytes to or from the area's shadow.
 fn transfer(
     ctx: &mut ThreadCtx,
@@ -117,7 +107,7 @@ pub fn apply(ctx: &mut ThreadCtx, insn: &Instruction) {
     let requested = if legacy_only {
         0b11
     } else {
-        (ctx.regs.gpr[reg::RDX] << 32 | (ctx.regs.gpr[reg::RAX] & 0xffff_ffff)) & xcr0()
+        (ctx.regs.gpr[reg::RDX] << 32 | (ctx.regs.gpr[reg::RAX] & 0xffff_ffff)) & crate::cpu::xcr0()
     };
     let compacted_save = matches!(
         m,
