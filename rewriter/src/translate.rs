@@ -938,18 +938,22 @@ impl<'a> Translator<'a> {
         self.asm(Instruction::with2(Cmp_r64_rm64, RAX, gs(tape_end)));
         let no_room = self.e.jcc_rel32_placeholder(0x7); // ja
         let a_sh = shadowmem::RegFile::vec_offset(src1.number(), 0) as u32;
-        for lane in 0..u32::from(lanes) {
-            self.asm(Instruction::with2(
-                Mov_r32_rm32,
-                EAX,
-                gs(sr + a_sh + 8 * lane),
-            ));
-            self.asm(Instruction::with2(Cmp_r64_rm64, RAX, RDX));
-            slow.push(self.e.jcc_rel32_placeholder(0x3)); // jae
-            src_index(self, lane);
-            self.asm(Instruction::with2(Cmp_r64_rm64, RAX, RDX));
-            slow.push(self.e.jcc_rel32_placeholder(0x3));
-        }
+        // Every operand index below rdx, or on to the runtime.
+        let operands_below_rdx = |t: &mut Self, slow: &mut Vec<usize>| {
+            for lane in 0..u32::from(lanes) {
+                t.asm(Instruction::with2(
+                    Mov_r32_rm32,
+                    EAX,
+                    gs(sr + a_sh + 8 * lane),
+                ));
+                t.asm(Instruction::with2(Cmp_r64_rm64, RAX, RDX));
+                slow.push(t.e.jcc_rel32_placeholder(0x3)); // jae
+                src_index(t, lane);
+                t.asm(Instruction::with2(Cmp_r64_rm64, RAX, RDX));
+                slow.push(t.e.jcc_rel32_placeholder(0x3));
+            }
+        };
+        operands_below_rdx(self, &mut slow);
         if matches!(op, FpOp::Add | FpOp::Sub) {
             // A passive operand of magnitude in [2^52, 2^54) may be the
             // rounding trick `(x + c) - c`: the runtime decides.
@@ -1093,18 +1097,8 @@ impl<'a> Translator<'a> {
         // runtime.
         let here = self.e.offset();
         self.e.bind_rel32(no_room, here);
-        for lane in 0..u32::from(lanes) {
-            self.asm(Instruction::with2(
-                Mov_r32_rm32,
-                EAX,
-                gs(sr + a_sh + 8 * lane),
-            ));
-            self.asm(Instruction::with2(Test_rm32_r32, EAX, EAX));
-            slow.push(self.e.jcc_rel32_placeholder(0x5)); // jnz
-            src_index(self, lane);
-            self.asm(Instruction::with2(Test_rm32_r32, EAX, EAX));
-            slow.push(self.e.jcc_rel32_placeholder(0x5));
-        }
+        self.asm(Instruction::with2(Mov_r32_imm32, EDX, 1u32));
+        operands_below_rdx(self, &mut slow);
         save_vex_upper(self);
         for lane in 0..u32::from(lanes) {
             self.e.zero_gs(sr + dst + 8 * lane, 8);
