@@ -312,7 +312,7 @@ fn report_guest_address(ctx: &mut ThreadCtx) {
     if p.signo != libc::SIGSEGV || shadowmem::is_app(p.cr2) {
         return;
     }
-    let guest = p.cr2 ^ shadowmem::XOR_MASK;
+    let guest = shadowmem::app_of(p.cr2);
     p.cr2 = guest;
     p.info.si_code = 1; // SEGV_MAPERR
                         // SAFETY: siginfo_t for SIGSEGV stores si_addr right after the header.

@@ -111,10 +111,14 @@ impl Emitter {
         self.u32(0);
     }
 
-    /// `xor rax, qword gs:[disp]`. Clobbers `rax` and the flags.
-    pub fn xor_rax_gs(&mut self, disp: u32) {
+    /// `rax` = the shadow address of the application address in `rax`
+    /// (`shadowmem::shadow_of`): `xor rax, qword gs:[mask_disp]` and
+    /// `lea rax, [rax + SHADOW_OFFSET]`. Clobbers the flags.
+    pub fn shadow_address_of_rax(&mut self, mask_disp: u32) {
         self.bytes(&[0x65, 0x48, 0x33, 0x04, 0x25]);
-        self.u32(disp);
+        self.u32(mask_disp);
+        self.bytes(&[0x48, 0x8d, 0x80]);
+        self.u32(shadowmem::SHADOW_OFFSET as u32);
     }
 
     /// `mov eax, dword gs:[disp]` (zero-extends into `rax`). Clobbers `rax`.
@@ -486,7 +490,7 @@ mod tests {
         e.push_rip_literal_placeholder();
         e.zero_gs(0x2010, 8);
         e.zero_gs(0x2018, 4);
-        e.xor_rax_gs(0x48);
+        e.shadow_address_of_rax(0x48);
         e.load_gs32_eax(0x2020);
         e.load_rax_from_rax(8);
         e.load_rax_from_rax(4);
@@ -522,6 +526,7 @@ mod tests {
                 "mov qword ptr gs:[2010h],0",
                 "mov dword ptr gs:[2018h],0",
                 "xor rax,gs:[48h]",
+                "lea rax,[rax+7654000h]",
                 "mov eax,gs:[2020h]",
                 "mov rax,[rax]",
                 "mov eax,[rax]",

@@ -858,8 +858,9 @@ fn vector_move(insn: &Instruction, flags_free: bool) -> Option<Plan> {
 
 /// For each instruction of a straight-line run, whether the status flags
 /// are dead just before it. Flags are taken as live at the end of the run
-/// (the successor is unknown), and shifts or rotates by `cl` do not count as
-/// writing them (a zero count leaves them unchanged).
+/// (the successor is unknown) and at side exits, dead before a call or a
+/// return (the ABI passes none), and shifts or rotates by `cl` do not count
+/// as writing them (a zero count leaves them unchanged).
 pub fn flags_dead_before(insns: &[Instruction]) -> Vec<bool> {
     const STATUS: u32 = 0x3f; // OF SF ZF AF CF PF in iced's RflagsBits
     let mut live = STATUS;
@@ -880,9 +881,13 @@ pub fn flags_dead_before(insns: &[Instruction]) -> Vec<bool> {
         ) && (0..insn.op_count()).all(|k| insn.op_kind(k) != OpKind::Immediate8);
         if matches!(
             insn.flow_control(),
-            iced_x86::FlowControl::Call | iced_x86::FlowControl::IndirectCall
+            iced_x86::FlowControl::Call
+                | iced_x86::FlowControl::IndirectCall
+                | iced_x86::FlowControl::Return
         ) {
-            // The calling convention: no flags are passed to a callee.
+            // The calling convention: no flags are passed to a callee or
+            // back to the caller (the lookup of returns relies on it too,
+            // decision 15).
             live = 0;
         }
         if insn.flow_control() == iced_x86::FlowControl::ConditionalBranch {

@@ -34,7 +34,8 @@ pub struct ContextLayout {
     pub ibl_hits: u32,
     /// Start of the shadow register file (`shadowmem::RegFile`).
     pub shadow_regs: u32,
-    /// Holds `shadowmem::XOR_MASK` (application address → shadow address).
+    /// Holds `shadowmem::XOR_MASK` (with `shadowmem::SHADOW_OFFSET`:
+    /// application address → shadow address).
     pub shadow_mask: u32,
     /// The thread's tape chunk: buffer address, first index, next index and
     /// end index, four consecutive u64s (record mode's inline recording).
