@@ -78,6 +78,17 @@ def main():
                              text=True).stdout.strip() or "unknown"
     shutil.rmtree(disk_dir, ignore_errors=True)
     null_env = dict(native_env, LD_PRELOAD=str(LIB), DGAD_MODE="null")
+    # Passive, call-heavy code: the cost of shadowing the stack.
+    calls = out / "call_heavy"
+    subprocess.run(["gcc", "-O1", "-fno-optimize-sibling-calls", "-o", calls,
+                    ROOT / "testsuite/benchmarks/call_heavy.c"], check=True)
+    calls_cmd = [str(calls), "36"]
+    calls_times = {"native": [], "null": [], "record": []}
+    calls_rec_env = dict(rec_env, DGAD_RECORD=str(rec_dir / "calls"))
+    for _ in range(args.repeat):
+        for kind, env in (("native", native_env), ("null", null_env), ("record", calls_rec_env)):
+            calls_times[kind].append(timed(calls_cmd, env))
+    calls_native, calls_null, calls_rec = (statistics.median(calls_times[k]) for k in ("native", "null", "record"))
     true_native = timed(["/bin/true"], native_env, repeat=50)
     true_rec = timed(["/bin/true"], dict(rec_env, DGAD_RECORD=str(rec_dir / "true")), repeat=50)
     rss_native = max_rss_kb(["/bin/true"], native_env)
@@ -100,6 +111,9 @@ def main():
         f"| kernel run time, tape in /dev/shm (tmpfs) | {native*1000:.2f} ms | "
         f"{recorded*1000:.0f} ms | {recorded/native:.0f}x |",
         f"| tape bytes per active operation | | {tape_bytes:,} bytes | {tape_bytes/ops:.1f} |",
+        f"| passive call-heavy code: `call_heavy 36` (recursive Fibonacci, 48 M calls, gcc -O1) | "
+        f"{calls_native*1000:.0f} ms | {calls_rec*1000:.0f} ms (null mode: {calls_null*1000:.0f} ms) | "
+        f"{calls_rec/calls_native:.1f}x (null mode: {calls_null/calls_native:.1f}x) |",
         f"| start-up: `/bin/true` | {true_native*1000:.1f} ms | {true_rec*1000:.1f} ms | "
         f"{(true_rec-true_native)*1000:+.1f} ms |",
         f"| peak RSS of `/bin/true` (constant memory overhead) | {rss_native} KB | {rss_rec} KB (null mode: {rss_null} KB) | "
