@@ -37,9 +37,7 @@ pub extern "C" fn dgad_dispatch(ctx: &mut ThreadCtx) {
                     // delivered at the next instruction boundary).
                     ctx.regs.rip = rec.target;
                     crate::record::client::handle(ctx);
-                    ctx.resume_addr = rec_addr.wrapping_add(rec.patch as i64 as u64);
-                    crate::signals::step_to_boundary(ctx);
-                    return;
+                    return continue_in_block(ctx, rec_addr, rec.patch);
                 }
                 Some(ExitKind::Instrument) => {
                     // Apply the instruction's AD semantics, then run it: it
@@ -48,9 +46,7 @@ pub extern "C" fn dgad_dispatch(ctx: &mut ThreadCtx) {
                     // boundary, so the shadows stay in step with the data.
                     let insn = cache::instrument_record(rec_addr);
                     crate::record::apply::instrument(ctx, insn);
-                    ctx.resume_addr = rec_addr.wrapping_add(rec.patch as i64 as u64);
-                    crate::signals::step_to_boundary(ctx);
-                    return;
+                    return continue_in_block(ctx, rec_addr, rec.patch);
                 }
                 Some(ExitKind::Verify) => {
                     // Writable code: run the translation only if the code
@@ -59,9 +55,7 @@ pub extern "C" fn dgad_dispatch(ctx: &mut ThreadCtx) {
                     let start = rec.target;
                     let same = CACHE.lock().as_mut().is_some_and(|c| c.unchanged(start));
                     if same {
-                        ctx.resume_addr = rec_addr.wrapping_add(rec.patch as i64 as u64);
-                        crate::signals::step_to_boundary(ctx);
-                        return;
+                        return continue_in_block(ctx, rec_addr, rec.patch);
                     }
                     crate::syscall::invalidate(start, 1);
                     rec.target
@@ -83,6 +77,15 @@ pub extern "C" fn dgad_dispatch(ctx: &mut ThreadCtx) {
         link_from = None;
     }
     enter_guest_at(ctx, link_from);
+}
+
+/// Goes back into the block whose exit record is at `rec_addr`, at the
+/// code `patch` bytes from the record, without the lookup and delivery
+/// below: a signal that arrived meanwhile is delivered at the next
+/// instruction boundary instead (`signals::step_to_boundary`).
+fn continue_in_block(ctx: &mut ThreadCtx, rec_addr: u64, patch: i32) {
+    ctx.resume_addr = rec_addr.wrapping_add(patch as i64 as u64);
+    crate::signals::step_to_boundary(ctx);
 }
 
 /// First dispatch of a new thread (from `dgad_raw_clone`'s child path).
