@@ -490,3 +490,57 @@ unsafe fn patch_rel32(field: u64, rel: i32) {
     let new = (old & !mask) | (u64::from(rel as u32) << shift);
     w.store(new, core::sync::atomic::Ordering::Release);
 }
+
+/// Writes every block of the cache to `path` (`DGAD_DUMP_CACHE`), a text
+/// file of one `block <guest start> <guest end> <cache start> <entry>
+/// <cache bytes>` line per block, followed by its map (`map <cache
+/// offset> <guest pc> <boundary>`) and its code as hex (`code <hex>`).
+/// `scripts/cache_profile.py` reads it beside a callgrind profile. Called
+/// at exit; never in signal context.
+pub fn dump(path: &[u8]) {
+    use std::fmt::Write as _;
+    let mut p = path.to_vec();
+    p.push(0);
+    let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC | libc::O_CLOEXEC;
+    // SAFETY: p is NUL-terminated.
+    let fd = unsafe { sys::syscall3(libc::SYS_open, p.as_ptr() as u64, flags as u64, 0o644) };
+    if fd < 0 {
+        crate::dgad_eprintln!("cannot write DGAD_DUMP_CACHE: errno {}", -fd);
+        return;
+    }
+    let guard = CACHE.lock();
+    let Some(cache) = guard.as_ref() else { return };
+    let mut out = String::new();
+    for b in cache.blocks.values() {
+        let _ = writeln!(
+            out,
+            "block {:#x} {:#x} {:#x} {:#x} {}",
+            b.guest_start, b.guest_end, b.cache_start, b.entry, b.cache_len
+        );
+        for e in b.insn_map.iter() {
+            let _ = writeln!(
+                out,
+                "map {} {:#x} {}",
+                e.cache_off,
+                e.guest_pc,
+                u8::from(e.boundary)
+            );
+        }
+        // SAFETY: the block's cache bytes are mapped for the process's life.
+        let code = unsafe {
+            core::slice::from_raw_parts(b.cache_start as *const u8, b.cache_len as usize)
+        };
+        out.push_str("code ");
+        for byte in code {
+            let _ = write!(out, "{byte:02x}");
+        }
+        out.push('\n');
+        if out.len() > 1 << 20 {
+            sys::write_all(fd as i32, out.as_bytes());
+            out.clear();
+        }
+    }
+    sys::write_all(fd as i32, out.as_bytes());
+    // SAFETY: closing our own descriptor.
+    unsafe { sys::syscall3(libc::SYS_close, fd as u64, 0, 0) };
+}

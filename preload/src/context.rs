@@ -9,6 +9,7 @@
 
 use crate::sys;
 use core::mem::offset_of;
+use core::sync::atomic::Ordering;
 use rewriter::layout::{ContextLayout, IBL_ENTRIES};
 
 /// Guest general-purpose registers in hardware order (rax = 0 … r15 = 15),
@@ -148,6 +149,17 @@ pub struct ThreadCtx {
     pub ibl_misses: u64,
     /// Indirect-branch hits (counted only with `DGAD_STATS`).
     pub ibl_hits: u64,
+    /// Hits in the table's second way (always counted: they are taken
+    /// in `dgad_enter_ibl_miss`, off the inline path).
+    pub ibl_hits2: u64,
+    /// Bumped by another thread before and after it drops entries from
+    /// this thread's lookup table ([`Self::ibl_invalidate`]); a change
+    /// seen across a write of the table means the write may have brought
+    /// a dropped entry back, so the thread drops it again.
+    pub ibl_epoch: core::sync::atomic::AtomicU64,
+    /// Scratch for `dgad_enter_ibl_miss` (the epoch it started with, the
+    /// target's entry).
+    pub ibl_scratch: [u64; 2],
     /// `shadowmem::XOR_MASK`, for inline shadow-address computation.
     pub shadow_mask: u64,
     /// Scratch slots for inline record-mode sequences.
@@ -168,10 +180,19 @@ pub struct ThreadCtx {
     pub frame_shadows_len: u32,
     /// Extended state (x87, SSE, AVX, AVX-512) of the guest.
     pub xsave: XsaveArea,
-    /// The indirect-branch lookup table: guest addresses…
+    /// The indirect-branch lookup table, two-way set associative by the
+    /// low 16 bits of the guest address. Way 0, probed inline by
+    /// translated code: guest addresses…
     pub ibl_keys: [u64; IBL_ENTRIES],
     /// …and the cache addresses of their translations' entry prologues.
     pub ibl_values: [u64; IBL_ENTRIES],
+    /// Way 1, probed by `dgad_enter_ibl_miss` when way 0 misses: the entry
+    /// way 0 held before its current one (two hot targets 64 KiB apart
+    /// would otherwise evict each other at every use). A zero value is an
+    /// empty entry (fresh memory).
+    pub ibl_keys2: [u64; IBL_ENTRIES],
+    /// Way 1's cache addresses.
+    pub ibl_values2: [u64; IBL_ENTRIES],
 }
 
 const _: () = assert!(offset_of!(ThreadCtx, xsave) % 64 == 0);
@@ -218,8 +239,9 @@ impl ThreadCtx {
     /// The key of an empty lookup-table entry `i`: a guest address whose
     /// low 16 bits are not `i`, so no target looked up there matches it
     /// (every target whose entry is `i` has `i` as its low 16 bits).
+    /// `dgad_enter_ibl_miss` writes the same value (`lea rdx, [rax + 1]`).
     fn empty_ibl_key(i: usize) -> u64 {
-        (i ^ 1) as u64
+        i as u64 + 1
     }
 
     /// Prepares a context whose thread is gone for a new thread: the
@@ -240,27 +262,63 @@ impl ThreadCtx {
         self.tape.flushed = 0;
     }
 
-    /// Empties the indirect-branch lookup table.
+    /// Empties the indirect-branch lookup table (way 1 is empty with zero
+    /// values, which fresh memory has).
     pub fn clear_ibl(&mut self) {
         for (i, k) in self.ibl_keys.iter_mut().enumerate() {
             *k = Self::empty_ibl_key(i);
         }
+        self.ibl_values2.fill(0);
     }
 
-    /// Records `guest_pc → cache_pc` in the lookup table. Only the thread
-    /// itself inserts, from the runtime, so no lookup sees half an entry.
-    pub fn ibl_insert(&mut self, guest_pc: u64, cache_pc: u64) {
+    /// Records `guest_pc → cache_pc` in way 0 of the lookup table; the
+    /// entry it replaces moves to way 1. Only the thread itself inserts,
+    /// from the runtime, so no lookup sees half an entry. `epoch` is
+    /// [`Self::ibl_epoch`] as it was before the translation was looked up:
+    /// if another thread has dropped entries since, the one written here
+    /// may be among them, and the index is emptied instead.
+    pub fn ibl_insert(&mut self, guest_pc: u64, cache_pc: u64, epoch: u64) {
         let i = (guest_pc & 0xffff) as usize;
+        let old = self.ibl_keys[i];
+        if old != guest_pc && old != Self::empty_ibl_key(i) {
+            self.ibl_values2[i] = self.ibl_values[i];
+            self.ibl_keys2[i] = old;
+        } else if self.ibl_keys2[i] == guest_pc {
+            self.ibl_values2[i] = 0;
+        }
         self.ibl_values[i] = cache_pc;
         self.ibl_keys[i] = guest_pc;
+        core::sync::atomic::fence(Ordering::SeqCst);
+        if self.ibl_epoch.load(Ordering::SeqCst) != epoch {
+            self.ibl_keys[i] = Self::empty_ibl_key(i);
+            self.ibl_keys2[i] = Self::empty_ibl_key(i);
+        }
     }
 
     /// Drops table entries whose guest address lies in `[start, end)`.
     /// Other threads call this while the thread may be looking up: only
     /// the key changes, so a lookup sees either the whole old entry or an
     /// empty one.
+    /// The epoch is bumped before and after a first pass and a second pass
+    /// follows: the thread itself writes entries in the runtime and when
+    /// it moves a way-1 hit to way 0 (`dgad_enter_ibl_miss`), and checks
+    /// the epoch after each such write. A write that read its entries
+    /// before the first pass and landed after it is either seen by that
+    /// check (epoch changed) or cleared by the second pass.
     pub fn ibl_invalidate(&mut self, start: u64, end: u64) {
+        self.ibl_epoch.fetch_add(1, Ordering::SeqCst);
+        self.ibl_drop_range(start, end);
+        self.ibl_epoch.fetch_add(1, Ordering::SeqCst);
+        self.ibl_drop_range(start, end);
+    }
+
+    fn ibl_drop_range(&mut self, start: u64, end: u64) {
         for (i, k) in self.ibl_keys.iter_mut().enumerate() {
+            if *k >= start && *k < end {
+                *k = Self::empty_ibl_key(i);
+            }
+        }
+        for (i, k) in self.ibl_keys2.iter_mut().enumerate() {
             if *k >= start && *k < end {
                 *k = Self::empty_ibl_key(i);
             }
@@ -287,4 +345,72 @@ pub unsafe fn current() -> &'static mut ThreadCtx {
     };
     // SAFETY: installed contexts are never unmapped.
     unsafe { &mut *(addr as *mut ThreadCtx) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Where the table has `guest`: `Some((way, value))`.
+    fn probe(c: &ThreadCtx, guest: u64) -> Option<(u8, u64)> {
+        let i = (guest & 0xffff) as usize;
+        if c.ibl_keys[i] == guest {
+            Some((0, c.ibl_values[i]))
+        } else if c.ibl_keys2[i] == guest && c.ibl_values2[i] != 0 {
+            Some((1, c.ibl_values2[i]))
+        } else {
+            None
+        }
+    }
+
+    #[test]
+    fn a_displaced_entry_moves_to_the_second_way() {
+        let c = ThreadCtx::allocate().expect("a context");
+        let (a, b, other) = (0x7f00_0001_2340, 0x7f00_0005_2340, 0x7f00_0009_2340);
+        assert_eq!(probe(c, a), None, "a fresh table is empty");
+        assert_eq!(probe(c, 0), None, "address 0 is not in a fresh table");
+        c.ibl_insert(a, 0x1000, 0);
+        c.ibl_insert(b, 0x2000, 0);
+        assert_eq!(probe(c, b), Some((0, 0x2000)));
+        assert_eq!(probe(c, a), Some((1, 0x1000)));
+        // A third target of the set displaces the older of the two.
+        c.ibl_insert(other, 0x3000, 0);
+        assert_eq!(probe(c, other), Some((0, 0x3000)));
+        assert_eq!(probe(c, b), Some((1, 0x2000)));
+        assert_eq!(probe(c, a), None);
+        // Inserting what way 1 holds leaves one copy, in way 0.
+        c.ibl_insert(b, 0x4000, 0);
+        assert_eq!(probe(c, b), Some((0, 0x4000)));
+        assert_eq!(c.ibl_keys2[0x2340], other);
+    }
+
+    #[test]
+    fn invalidation_empties_both_ways_and_bumps_the_epoch() {
+        let c = ThreadCtx::allocate().expect("a context");
+        let (a, b, kept) = (0x7f00_0001_0010, 0x7f00_0002_0010, 0x7f00_0003_0020);
+        c.ibl_insert(a, 0x1000, 0);
+        c.ibl_insert(b, 0x2000, 0);
+        c.ibl_insert(kept, 0x3000, 0);
+        let before = c.ibl_epoch.load(Ordering::SeqCst);
+        c.ibl_invalidate(0x7f00_0000_0000, 0x7f00_0003_0000);
+        assert_eq!(probe(c, a), None);
+        assert_eq!(probe(c, b), None);
+        assert_eq!(probe(c, kept), Some((0, 0x3000)));
+        assert_eq!(c.ibl_epoch.load(Ordering::SeqCst), before + 2);
+    }
+
+    #[test]
+    fn an_insert_overtaken_by_an_invalidation_leaves_the_set_empty() {
+        let c = ThreadCtx::allocate().expect("a context");
+        let (a, b) = (0x7f00_0001_4440, 0x7f00_0002_4440);
+        c.ibl_insert(a, 0x1000, 0);
+        // The translation of `b` was looked up before another thread
+        // dropped entries (epoch 0 then, 2 now): the insert must not stay.
+        c.ibl_invalidate(0x7f00_0002_0000, 0x7f00_0003_0000);
+        c.ibl_insert(b, 0x2000, 0);
+        assert_eq!(probe(c, b), None);
+        assert_eq!(probe(c, a), None, "the set is emptied as a whole");
+        c.ibl_insert(b, 0x2000, c.ibl_epoch.load(Ordering::SeqCst));
+        assert_eq!(probe(c, b), Some((0, 0x2000)));
+    }
 }

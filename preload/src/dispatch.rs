@@ -98,6 +98,7 @@ pub extern "C" fn dgad_thread_start(ctx: &mut ThreadCtx) {
 /// resume address; links the exit that brought us here when there is one.
 fn enter_guest_at(ctx: &mut ThreadCtx, link_from: Option<(u64, u64)>) {
     let target = ctx.regs.rip;
+    let epoch = ctx.ibl_epoch.load(core::sync::atomic::Ordering::SeqCst);
     let mut guard = CACHE.lock();
     let cache = guard.as_mut().expect("cache initialised");
     let block = match cache.lookup_or_translate(target) {
@@ -118,7 +119,7 @@ fn enter_guest_at(ctx: &mut ThreadCtx, link_from: Option<(u64, u64)>) {
         cache.link(field, record, block);
     }
     drop(guard);
-    ctx.ibl_insert(target, block.cache_start);
+    ctx.ibl_insert(target, block.cache_start, epoch);
     ctx.resume_addr = block.entry;
 }
 

@@ -33,6 +33,9 @@ pub struct Config {
     pub stats: bool,
     /// File descriptor of `DGAD_LOG`, or -1.
     pub log_fd: i32,
+    /// `DGAD_DUMP_CACHE=path`: where to write the code cache at exit (for
+    /// attributing instruction counts to inserted code; `scripts/cache_profile.py`).
+    pub dump_cache: Option<Vec<u8>>,
     /// `DGAD_CPUID`.
     pub cpuid: CpuidPolicy,
     /// `DGAD_TRACE=1` (with `DGAD_LOG`): log every instrumented instruction
@@ -151,11 +154,15 @@ fn read_config(envp: *const *const libc::c_char) -> Config {
     let mathwrap = switch("DGAD_MATHWRAP");
     let tape_writer = switch("DGAD_TAPE_WRITER");
     let trace = matches!(get("DGAD_TRACE"), Some(v) if v != b"0") && log_fd >= 0;
+    let dump_cache = get("DGAD_DUMP_CACHE")
+        .filter(|p| !p.is_empty())
+        .map(<[u8]>::to_vec);
     Config {
         tape_writer,
         mode,
         stats: matches!(get("DGAD_STATS"), Some(v) if v != b"0"),
         log_fd,
+        dump_cache,
         cpuid,
         trace,
         mathwrap,

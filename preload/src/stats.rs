@@ -22,6 +22,8 @@ pub struct Stats {
     pub ibl_misses: AtomicU64,
     /// Indirect-branch lookups that hit (summed from exited threads).
     pub ibl_hits: AtomicU64,
+    /// Of those, hits in the table's second way.
+    pub ibl_hits2: AtomicU64,
     /// Guest instructions that have no entry in the semantics table yet.
     pub no_semantics: AtomicU64,
     /// Instruction forms that dropped derivatives (record mode warnings).
@@ -41,34 +43,41 @@ pub static STATS: Stats = Stats {
     signals: AtomicU64::new(0),
     ibl_misses: AtomicU64::new(0),
     ibl_hits: AtomicU64::new(0),
+    ibl_hits2: AtomicU64::new(0),
     no_semantics: AtomicU64::new(0),
     lost_derivatives: AtomicU64::new(0),
     writer_chunks: AtomicU64::new(0),
 };
 
-/// Prints the one-line summary if `DGAD_STATS` asked for it.
+/// Prints the one-line summary if `DGAD_STATS` asked for it, and writes
+/// the code cache if `DGAD_DUMP_CACHE` asked for it.
 pub fn report() {
+    if let Some(path) = &crate::init::config().dump_cache {
+        crate::cache::dump(path);
+    }
     if !crate::init::config().stats {
         return;
     }
-    let (mut hits, mut misses) = (
+    let (mut hits, mut hits2, mut misses) = (
         STATS.ibl_hits.load(Ordering::Relaxed),
+        STATS.ibl_hits2.load(Ordering::Relaxed),
         STATS.ibl_misses.load(Ordering::Relaxed),
     );
     crate::threads::for_each_context(|c| {
         hits += c.ibl_hits;
+        hits2 += c.ibl_hits2;
         misses += c.ibl_misses;
     });
-    let lookups = hits + misses;
+    let lookups = hits + hits2 + misses;
     let rate = if lookups == 0 {
         100.0
     } else {
-        100.0 * hits as f64 / lookups as f64
+        100.0 * (hits + hits2) as f64 / lookups as f64
     };
     let l = |c: &AtomicU64| c.load(Ordering::Relaxed);
     crate::dgad_eprintln!(
         "stats pid {}: {} blocks, {} guest instructions translated, {} cache bytes, {} links, {} invalidated, \
-         {} syscalls, {} signals, indirect lookups {} ({:.2}% hit), {} instructions with no semantic entry, \
+         {} syscalls, {} signals, indirect lookups {} ({:.2}% hit, {} of them in the table's second way; {} missed), {} instructions with no semantic entry, \
          {} tape chunks written by the writer thread",
         crate::init::pid(),
         l(&STATS.blocks),
@@ -80,6 +89,8 @@ pub fn report() {
         l(&STATS.signals),
         lookups,
         rate,
+        hits2,
+        misses,
         l(&STATS.no_semantics),
         l(&STATS.writer_chunks)
     );

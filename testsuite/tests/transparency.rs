@@ -86,6 +86,7 @@ c_family_tests! {
     c_handler_fpu_state = Program::new("c/handler_fpu_state.c");
     c_altstack_query = Program::new("c/altstack_query.c");
     c_flags_across_indirect_jump = Program::new("c/flags_across_indirect_jump.c");
+    c_lookup_conflicts = Program::new("c/lookup_conflicts.c");
     // The benchmark size would make -O0 under a slow mode take minutes.
     c_stencil = Program::new("c/stencil.c").args(&["96", "40"]);
     cxx_exceptions = Program::new("cxx/exceptions.cpp");
@@ -95,6 +96,44 @@ c_family_tests! {
 fortran_tests! {
     fortran_intrinsics = Program::new("fortran/intrinsics.f90");
     fortran_internal_procedures = Program::new("fortran/internal_procedures.f90");
+}
+
+/// Targets that share a set of the lookup table, used in turn, are both
+/// found in it (a two-way set) instead of evicting each other at every
+/// use: the program makes 600,000 lookups, half of them to a target the
+/// other one of its pair had just displaced. With a one-way table ~250,000
+/// of them missed, each a round trip through the runtime.
+#[test]
+fn lookup_conflicts_stay_in_the_table() {
+    let exe = testsuite::build_program("c/lookup_conflicts.c", Compiler::Gcc, OptLevel::O3);
+    let invocation = Invocation::new(&exe);
+    let dgad = run_under_dgad(&invocation, None, &[("DGAD_STATS", "1")]);
+    dgad.assert_completed(&invocation, "lookup_conflicts", 0);
+    assert!(
+        dgad.stdout_text()
+            .contains("pairs share their low 16 bits: yes"),
+        "the program's targets do not share a set; the test checks nothing:\n{}",
+        dgad.stdout_text()
+    );
+    let stderr = String::from_utf8_lossy(&dgad.stderr);
+    let count = |before: &str, after: &str| -> u64 {
+        let line = stderr
+            .lines()
+            .find(|l| l.contains("indirect lookups"))
+            .unwrap_or_else(|| panic!("no statistics line on stderr:\n{stderr}"));
+        let rest = &line[line.find(before).expect("statistics format") + before.len()..];
+        rest[..rest.find(after).expect("statistics format")]
+            .trim()
+            .parse()
+            .expect("a count")
+    };
+    let second_way = count("hit, ", " of them in the table's second way");
+    let missed = count("second way; ", " missed");
+    assert!(
+        second_way >= 200_000 && missed < 5_000,
+        "{second_way} lookups found in the second way and {missed} missed; expected the \
+         conflicting pairs to be served by the second way:\n{stderr}"
+    );
 }
 
 // ---------------------------------------------------------------------------
