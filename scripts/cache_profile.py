@@ -69,10 +69,14 @@ def cache_blocks(path):
             kind, _, rest = line.partition(" ")
             if kind == "block":
                 _, _, cache_start, _, _ = rest.split()
-                block = {"start": int(cache_start, 16), "boundaries": set(), "code": b""}
+                block = {"start": int(cache_start, 16), "boundaries": set(), "code": b"", "first": None}
                 blocks.append(block)
             elif kind == "map":
                 offset, _, boundary = rest.split()
+                if block["first"] is None:
+                    # Code starts at the first mapped offset (data before
+                    # it: the block's guest address).
+                    block["first"] = int(offset)
                 if boundary == "1":
                     block["boundaries"].add(int(offset))
             elif kind == "code":
@@ -110,7 +114,8 @@ def main():
     by_category, by_form = collections.Counter(), collections.Counter()
     in_cache = 0.0
     for block in cache_blocks(args.dump):
-        for insn in Decoder(64, block["code"], ip=block["start"]):
+        first = block["first"] or 0
+        for insn in Decoder(64, block["code"][first:], ip=block["start"] + first):
             n = per_iteration.get(insn.ip, 0.0)
             if n <= 0:
                 continue

@@ -36,8 +36,11 @@ pub struct Block {
     /// Cache address of the first instruction.
     pub cache_start: u64,
     /// Where direct links and the runtime enter (after the prologue that
-    /// lookup-table hits enter at `cache_start`).
+    /// lookup-table hits enter at `lookup_entry`).
     pub entry: u64,
+    /// Where lookup-table hits enter: code that checks the target is this
+    /// block's guest address (the translation starts with it).
+    pub lookup_entry: u64,
     /// Bytes of cache code.
     pub cache_len: u64,
     /// Guest-instruction boundaries inside the block.
@@ -272,6 +275,7 @@ impl CodeCache {
             guest_end: guest_pc + t.guest_len,
             cache_start: cache_pc,
             entry: cache_pc + u64::from(t.entry_off),
+            lookup_entry: cache_pc + u64::from(t.lookup_off),
             cache_len: t.code.len() as u64,
             insn_map: t.insn_map.into_boxed_slice(),
             guest_bytes: opts.verify_entry.then(|| {

@@ -181,10 +181,13 @@ pub struct ThreadCtx {
     /// Extended state (x87, SSE, AVX, AVX-512) of the guest.
     pub xsave: XsaveArea,
     /// The indirect-branch lookup table, two-way set associative by the
-    /// low 16 bits of the guest address. Way 0, probed inline by
-    /// translated code: guest addresses…
+    /// low 16 bits of the guest address. Way 0: the guest address whose
+    /// translation `ibl_values` holds (the runtime's bookkeeping;
+    /// translated code does not read it)…
     pub ibl_keys: [u64; IBL_ENTRIES],
-    /// …and the cache addresses of their translations' entry prologues.
+    /// …and what translated code jumps through: the lookup entry of that
+    /// translation, which checks the target itself, or the miss entry
+    /// (`dgad_enter_ibl_miss`) for an empty set.
     pub ibl_values: [u64; IBL_ENTRIES],
     /// Way 1, probed by `dgad_enter_ibl_miss` when way 0 misses: the entry
     /// way 0 held before its current one (two hot targets 64 KiB apart
@@ -206,7 +209,6 @@ impl ThreadCtx {
         ibl_target: offset_of!(ThreadCtx, ibl_target) as u32,
         enter_exit: offset_of!(ThreadCtx, enter_exit) as u32,
         enter_ibl_miss: offset_of!(ThreadCtx, enter_ibl_miss) as u32,
-        ibl_keys: offset_of!(ThreadCtx, ibl_keys) as u32,
         ibl_values: offset_of!(ThreadCtx, ibl_values) as u32,
         ibl_hits: offset_of!(ThreadCtx, ibl_hits) as u32,
         shadow_regs: offset_of!(ThreadCtx, shadow) as u32,
@@ -263,12 +265,21 @@ impl ThreadCtx {
     }
 
     /// Empties the indirect-branch lookup table (way 1 is empty with zero
-    /// values, which fresh memory has).
+    /// values).
     pub fn clear_ibl(&mut self) {
-        for (i, k) in self.ibl_keys.iter_mut().enumerate() {
-            *k = Self::empty_ibl_key(i);
+        for i in 0..IBL_ENTRIES {
+            self.ibl_empty(i);
         }
-        self.ibl_values2.fill(0);
+    }
+
+    /// Empties set `i`, both ways. A lookup in another thread meanwhile
+    /// jumps through the old value or the miss entry: each is one
+    /// aligned 8-byte store.
+    fn ibl_empty(&mut self, i: usize) {
+        self.ibl_values[i] = crate::entry::enter_ibl_miss_addr();
+        self.ibl_keys[i] = Self::empty_ibl_key(i);
+        self.ibl_values2[i] = 0;
+        self.ibl_keys2[i] = Self::empty_ibl_key(i);
     }
 
     /// Records `guest_pc → cache_pc` in way 0 of the lookup table; the
@@ -290,15 +301,14 @@ impl ThreadCtx {
         self.ibl_keys[i] = guest_pc;
         core::sync::atomic::fence(Ordering::SeqCst);
         if self.ibl_epoch.load(Ordering::SeqCst) != epoch {
-            self.ibl_keys[i] = Self::empty_ibl_key(i);
-            self.ibl_keys2[i] = Self::empty_ibl_key(i);
+            self.ibl_empty(i);
         }
     }
 
     /// Drops table entries whose guest address lies in `[start, end)`.
-    /// Other threads call this while the thread may be looking up: only
-    /// the key changes, so a lookup sees either the whole old entry or an
-    /// empty one.
+    /// Other threads call this while the thread may be looking up: each
+    /// set changes by aligned 8-byte stores (a lookup jumps through the
+    /// old translation, which checks its target, or the miss entry).
     /// The epoch is bumped before and after a first pass and a second pass
     /// follows: the thread itself writes entries in the runtime and when
     /// it moves a way-1 hit to way 0 (`dgad_enter_ibl_miss`), and checks
@@ -313,14 +323,15 @@ impl ThreadCtx {
     }
 
     fn ibl_drop_range(&mut self, start: u64, end: u64) {
-        for (i, k) in self.ibl_keys.iter_mut().enumerate() {
-            if *k >= start && *k < end {
-                *k = Self::empty_ibl_key(i);
+        for i in 0..IBL_ENTRIES {
+            let in_range = |k: u64| k >= start && k < end;
+            if in_range(self.ibl_keys[i]) {
+                self.ibl_values[i] = crate::entry::enter_ibl_miss_addr();
+                self.ibl_keys[i] = Self::empty_ibl_key(i);
             }
-        }
-        for (i, k) in self.ibl_keys2.iter_mut().enumerate() {
-            if *k >= start && *k < end {
-                *k = Self::empty_ibl_key(i);
+            if in_range(self.ibl_keys2[i]) {
+                self.ibl_values2[i] = 0;
+                self.ibl_keys2[i] = Self::empty_ibl_key(i);
             }
         }
     }
@@ -355,6 +366,7 @@ mod tests {
     fn probe(c: &ThreadCtx, guest: u64) -> Option<(u8, u64)> {
         let i = (guest & 0xffff) as usize;
         if c.ibl_keys[i] == guest {
+            assert_ne!(c.ibl_values[i], crate::entry::enter_ibl_miss_addr());
             Some((0, c.ibl_values[i]))
         } else if c.ibl_keys2[i] == guest && c.ibl_values2[i] != 0 {
             Some((1, c.ibl_values2[i]))
@@ -395,6 +407,11 @@ mod tests {
         c.ibl_invalidate(0x7f00_0000_0000, 0x7f00_0003_0000);
         assert_eq!(probe(c, a), None);
         assert_eq!(probe(c, b), None);
+        assert_eq!(
+            c.ibl_values[0x0010],
+            crate::entry::enter_ibl_miss_addr(),
+            "translated code finds the miss entry there"
+        );
         assert_eq!(probe(c, kept), Some((0, 0x3000)));
         assert_eq!(c.ibl_epoch.load(Ordering::SeqCst), before + 2);
     }

@@ -119,7 +119,7 @@ fn enter_guest_at(ctx: &mut ThreadCtx, link_from: Option<(u64, u64)>) {
         cache.link(field, record, block);
     }
     drop(guard);
-    ctx.ibl_insert(target, block.cache_start, epoch);
+    ctx.ibl_insert(target, block.lookup_entry, epoch);
     ctx.resume_addr = block.entry;
 }
 

@@ -44,10 +44,13 @@ global_asm!(
     ".globl dgad_enter_ibl_miss",
     ".type dgad_enter_ibl_miss,@function",
     "dgad_enter_ibl_miss:",
-    // Guest rax, rcx, rdx are in their slots, the target in IBL_TARGET.
-    // Probe way 1 without touching the flags (a computed goto's target
-    // may read them): rcx = target - key, zero on a match.
-    "    mov rcx, qword ptr gs:[{IBL_TARGET}]",
+    // Way 0 of the lookup table had no translation of the target (an
+    // empty set, or a translation whose check failed): the target is in
+    // rcx, guest rax and rcx in their slots, rdx live. Probe way 1
+    // without touching the flags (a computed goto's target may read
+    // them): rcx = target - key, zero on a match.
+    "    mov qword ptr gs:[{IBL_TARGET}], rcx",
+    "    mov qword ptr gs:[{SPILL_RDX}], rdx",
     "    movzx eax, cx",
     "    mov rdx, qword ptr gs:[{KEYS2} + rax*8]",
     "    not rdx",
@@ -60,10 +63,11 @@ global_asm!(
     "    jmp dgad_save_and_dispatch",
     // Way 1 matches (unless its value is 0, an empty entry): swap the
     // ways, so the entry used last is the one probed inline, and go to
-    // the translation (its entry prologue restores rax and rcx). If
-    // another thread dropped entries meanwhile (the epoch moved), the
-    // swap may have brought one back: empty the index and leave for the
-    // runtime instead (`ThreadCtx::ibl_invalidate`). No flags change.
+    // the translation's lookup entry with the target in rcx (it checks
+    // it and restores rax and rcx). If another thread dropped entries
+    // meanwhile (the epoch moved), the swap may have brought one back:
+    // empty the set and leave for the runtime instead
+    // (`ThreadCtx::ibl_invalidate`). No flags change.
     "3:  mov rcx, qword ptr gs:[{VALUES2} + rax*8]",
     "    jrcxz 4b",
     "    mov rdx, qword ptr gs:[{EPOCH}]",
@@ -82,14 +86,18 @@ global_asm!(
     "    not rdx",
     "    lea rcx, [rcx + rdx + 1]",
     "    jrcxz 5f",
+    "    lea rdx, [rip + dgad_enter_ibl_miss]",
+    "    mov qword ptr gs:[{VALUES} + rax*8], rdx",
     "    lea rdx, [rax + 1]",
     "    mov qword ptr gs:[{KEYS} + rax*8], rdx",
     "    mov qword ptr gs:[{KEYS2} + rax*8], rdx",
+    "    mov qword ptr gs:[{VALUES2} + rax*8], 0",
     "    jmp 4b",
     "5:  mov rax, qword ptr gs:[{HITS2}]",
     "    lea rax, [rax + 1]",
     "    mov qword ptr gs:[{HITS2}], rax",
     "    mov rax, qword ptr gs:[{SCRATCH} + 8]",
+    "    mov rcx, qword ptr gs:[{IBL_TARGET}]",
     "    mov rdx, qword ptr gs:[{SPILL_RDX}]",
     "    jmp rax",
     "",

@@ -68,11 +68,13 @@ pub fn report() {
         hits2 += c.ibl_hits2;
         misses += c.ibl_misses;
     });
-    let lookups = hits + hits2 + misses;
+    // A way-1 hit enters its translation's lookup entry, which counts it
+    // among the hits as well.
+    let lookups = hits + misses;
     let rate = if lookups == 0 {
         100.0
     } else {
-        100.0 * (hits + hits2) as f64 / lookups as f64
+        100.0 * hits as f64 / lookups as f64
     };
     let l = |c: &AtomicU64| c.load(Ordering::Relaxed);
     crate::dgad_eprintln!(

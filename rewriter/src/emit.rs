@@ -87,18 +87,6 @@ impl Emitter {
         self.u32(disp);
     }
 
-    /// `mov reg, qword gs:[disp + rax*8]`. Clobbers `reg`.
-    pub fn load_gs_rax8(&mut self, reg: Gpr, disp: u32) {
-        self.bytes(&[
-            0x65,
-            Self::rex_w(reg),
-            0x8b,
-            0x04 | ((reg.0 & 7) << 3),
-            0xc5,
-        ]);
-        self.u32(disp);
-    }
-
     /// `mov qword gs:[disp], 0` (or `dword` when `len` is 4). Clobbers
     /// nothing, not the flags.
     pub fn zero_gs(&mut self, disp: u32, len: u8) {
@@ -232,27 +220,32 @@ impl Emitter {
         self.u32(disp);
     }
 
-    /// `cmp rcx, qword gs:[rax*8 + disp]`. Clobbers the flags.
-    pub fn cmp_rcx_gs_rax8(&mut self, disp: u32) {
-        self.bytes(&[0x65, 0x48, 0x3b, 0x0c, 0xc5]);
+    /// `jmp qword gs:[rax*8 + disp]`. Clobbers nothing.
+    pub fn jmp_gs_rax8(&mut self, disp: u32) {
+        self.bytes(&[0x65, 0xff, 0x24, 0xc5]);
         self.u32(disp);
     }
 
-    /// `jne rel8` with a placeholder; returns the offset of the rel8 byte.
-    pub fn jne_rel8_placeholder(&mut self) -> usize {
-        self.bytes(&[0x75, 0x00]);
-        self.offset() - 1
+    /// `mov rax, qword [rip + rel32]` with a placeholder; returns the field
+    /// offset. Clobbers `rax`, not the flags.
+    pub fn mov_rax_rip_placeholder(&mut self) -> usize {
+        self.rip_placeholder(&[0x48, 0x8b, 0x05])
     }
 
-    /// `jmp rel8` with a placeholder; returns the offset of the rel8 byte.
-    pub fn jmp_rel8_placeholder(&mut self) -> usize {
-        self.bytes(&[0xeb, 0x00]);
-        self.offset() - 1
+    /// `not rax`. Clobbers `rax`, not the flags.
+    pub fn not_rax(&mut self) {
+        self.bytes(&[0x48, 0xf7, 0xd0]);
     }
 
-    /// `jmp rax`.
-    pub fn jmp_rax(&mut self) {
-        self.bytes(&[0xff, 0xe0]);
+    /// `lea rcx, [rcx + rax + 1]`: with `rax` = !x, `rcx` − x. Clobbers
+    /// `rcx`, not the flags.
+    pub fn rcx_minus_not_rax(&mut self) {
+        self.bytes(&[0x48, 0x8d, 0x4c, 0x01, 0x01]);
+    }
+
+    /// `lea rcx, [rcx + rax]`. Clobbers `rcx`, not the flags.
+    pub fn add_rax_to_rcx_keep_flags(&mut self) {
+        self.bytes(&[0x48, 0x8d, 0x0c, 0x01]);
     }
 
     /// `movzx eax, cx`. Clobbers `rax`.
@@ -260,25 +253,9 @@ impl Emitter {
         self.bytes(&[0x0f, 0xb7, 0xc1]);
     }
 
-    /// `lea rcx, [rcx + rdx + 1]`: with `rdx = !key` this is `rcx - key`,
-    /// computed without touching the flags. Clobbers `rcx`.
-    pub fn rcx_minus_not_rdx(&mut self) {
-        self.bytes(&[0x48, 0x8d, 0x4c, 0x11, 0x01]);
-    }
-
     /// `lea rcx, [rcx + 1]`. Clobbers `rcx`, not the flags.
     pub fn inc_rcx_keep_flags(&mut self) {
         self.bytes(&[0x48, 0x8d, 0x49, 0x01]);
-    }
-
-    /// `not rdx`. Clobbers `rdx`, not the flags.
-    pub fn not_rdx(&mut self) {
-        self.bytes(&[0x48, 0xf7, 0xd2]);
-    }
-
-    /// `lea rcx, [rcx + rdx]`. Clobbers `rcx`, not the flags.
-    pub fn add_rdx_to_rcx_keep_flags(&mut self) {
-        self.bytes(&[0x48, 0x8d, 0x0c, 0x11]);
     }
 
     /// `push qword [rip + rel32]` with a placeholder; returns the field
@@ -475,18 +452,16 @@ mod tests {
         e.store_gs(0x18, Gpr::RCX);
         e.store_gs(0x20, Gpr(9));
         e.load_gs(Gpr(15), 0x28);
-        e.load_gs_rax8(Gpr::RDX, 0x10000);
         e.jmp_gs(0x40);
         e.movzx_eax_cx();
-        e.cmp_rcx_gs_rax8(0x10000);
-        e.jmp_rax();
-        e.rcx_minus_not_rdx();
+        e.jmp_gs_rax8(0x90000);
+        e.rcx_minus_not_rax();
+        e.add_rax_to_rcx_keep_flags();
+        e.not_rax();
         e.pop(Gpr::RCX);
         e.pop(Gpr(12));
         e.lea_rsp(16);
         e.mov_eax_imm(0);
-        e.not_rdx();
-        e.add_rdx_to_rcx_keep_flags();
         e.push_rip_literal_placeholder();
         e.zero_gs(0x2010, 8);
         e.zero_gs(0x2018, 4);
@@ -510,19 +485,17 @@ mod tests {
                 "mov gs:[18h],rcx",
                 "mov gs:[20h],r9",
                 "mov r15,gs:[28h]",
-                "mov rdx,gs:[rax*8+10000h]",
                 "jmp qword ptr gs:[40h]",
                 "movzx eax,cx",
-                "cmp rcx,gs:[rax*8+10000h]",
-                "jmp rax",
-                "lea rcx,[rcx+rdx+1]",
+                "jmp qword ptr gs:[rax*8+90000h]",
+                "lea rcx,[rcx+rax+1]",
+                "lea rcx,[rcx+rax]",
+                "not rax",
                 "pop rcx",
                 "pop r12",
                 "lea rsp,[rsp+10h]",
                 "mov eax,0",
-                "not rdx",
-                "lea rcx,[rcx+rdx]",
-                "push qword ptr [105Ch]",
+                "push qword ptr [1050h]",
                 "mov qword ptr gs:[2010h],0",
                 "mov dword ptr gs:[2018h],0",
                 "xor rax,gs:[48h]",

@@ -19,15 +19,14 @@ pub struct ContextLayout {
     /// Holds the address of the runtime entry taken by exit stubs
     /// (`rax` = exit record, guest `rax` in `spill_rax`).
     pub enter_exit: u32,
-    /// Holds the address of the runtime entry taken on an indirect-branch
-    /// miss (guest `rax`, `rcx`, `rdx` in their spill slots, target in
-    /// `ibl_target`).
+    /// Holds the address of the runtime entry taken when a lookup finds no
+    /// translation of its target (target in `rcx`, guest `rax` and `rcx`
+    /// in their spill slots, every other register the guest's).
     pub enter_ibl_miss: u32,
-    /// The indirect-branch lookup table's keys: 65536 guest addresses,
-    /// indexed by their low 16 bits.
-    pub ibl_keys: u32,
-    /// The table's values: for each key, the cache address of the entry
-    /// prologue of its translation.
+    /// The indirect-branch lookup table: 65,536 cache addresses indexed by
+    /// the low 16 bits of the target, each the lookup entry of a
+    /// translation (which checks the target) or of the runtime's miss
+    /// entry.
     pub ibl_values: u32,
     /// Counter of indirect-branch hits, bumped only when
     /// [`crate::TranslateOptions::count_ibl_hits`] is set.
@@ -58,7 +57,6 @@ impl ContextLayout {
         ibl_target: 0x20,
         enter_exit: 0x30,
         enter_ibl_miss: 0x38,
-        ibl_keys: 0x10000,
         ibl_values: 0x90000,
         ibl_hits: 0x40,
         shadow_regs: 0x2000,

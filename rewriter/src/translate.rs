@@ -28,6 +28,10 @@ use iced_x86::{
 /// A block never holds more guest instructions than this.
 pub const MAX_BLOCK_INSNS: usize = 128;
 
+/// Where a translation's lookup entry starts: after the complement of the
+/// guest address it checks targets against ([`Translation::lookup_off`]).
+pub const LOOKUP_OFF: u32 = 8;
+
 /// How many guest bytes the translator asks for at once.
 const FETCH_WINDOW: usize = 16 * MAX_BLOCK_INSNS;
 
@@ -144,22 +148,18 @@ pub struct Translation {
     /// Guest bytes covered: `[guest_pc, guest_pc + guest_len)`.
     pub guest_len: u64,
     /// Offset of the entry for direct links and the runtime; the code
-    /// before it is the entry of lookup-table hits, which restores the
-    /// registers the lookup spilled.
+    /// from [`Translation::lookup_off`] to it is the entry of lookup-table
+    /// hits, which checks the target and restores the registers the
+    /// lookup spilled.
     pub entry_off: u32,
+    /// Offset of the entry of lookup-table hits ([`LOOKUP_OFF`]: the
+    /// translation starts with the complement of its guest address, which
+    /// that entry checks the target against).
+    pub lookup_off: u32,
     /// Number of guest instructions translated.
     pub guest_insns: usize,
     /// How many of them have no entry in the semantics table.
     pub no_semantics: usize,
-}
-
-/// Whether `insn` is a `jmp` through a RIP-relative pointer with no index
-/// (`jmp [rip + GOT slot]`: a PLT entry, or a tail call through the GOT),
-/// which enters a function: no status flags are live there (System V ABI).
-fn is_got_jump(insn: &Instruction) -> bool {
-    insn.flow_control() == FlowControl::IndirectBranch
-        && insn.op0_kind() == OpKind::Memory
-        && insn.is_ip_rel_memory_operand()
 }
 
 /// Why a block could not be translated.
@@ -218,8 +218,8 @@ pub fn translate_block(
     window.truncate(avail);
 
     let mut t = Translator::new(cache_pc, layout);
-    t.entry_prologue(guest_pc);
     t.count_ibl_hits = opts.count_ibl_hits;
+    t.entry_prologue(guest_pc);
     t.instrument = opts.instrument;
     if opts.instrument.is_some() {
         t.flags_dead =
@@ -325,6 +325,7 @@ pub fn translate_block(
         insn_map: t.insn_map,
         exits: t.exits,
         entry_off: t.entry_off,
+        lookup_off: LOOKUP_OFF,
         guest_len: end_pc - guest_pc,
         guest_insns: count,
         no_semantics,
@@ -369,14 +370,12 @@ pub fn translate_native_call(
     let signals = t.e.jne_if_gs32_nonzero_placeholder(l.pending_signals);
     t.e.store_gs(l.spill_rcx, Gpr::RCX);
     t.e.pop(Gpr::RCX);
-    t.ibl_jump(true);
+    t.ibl_jump();
     // A signal is queued: return through the runtime, which delivers it.
     t.e.bind_rel8(signals);
     t.e.store_gs(l.spill_rcx, Gpr::RCX);
     t.e.pop(Gpr::RCX);
     t.e.store_gs(l.spill_rax, Gpr::RAX);
-    t.e.store_gs(l.spill_rdx, Gpr::RDX);
-    t.e.store_gs(l.ibl_target, Gpr::RCX);
     t.e.jmp_gs(l.enter_ibl_miss);
     let literals_start = t.finish_exits();
     Translation {
@@ -385,6 +384,7 @@ pub fn translate_native_call(
         insn_map: t.insn_map,
         exits: t.exits,
         entry_off: t.entry_off,
+        lookup_off: LOOKUP_OFF,
         guest_len: 1,
         guest_insns: 1,
         no_semantics: 0,
@@ -419,6 +419,9 @@ struct Translator<'a> {
     index: usize,
     /// See [`Translation::entry_off`].
     entry_off: u32,
+    /// The branch of the lookup entry's check that leaves for the miss
+    /// entry, bound at the end of the translation.
+    entry_miss: Option<usize>,
     /// Conditional branches passed so far (their fall-through translated
     /// in line).
     side_exits: usize,
@@ -450,6 +453,7 @@ impl<'a> Translator<'a> {
             flags_dead: Vec::new(),
             index: 0,
             entry_off: 0,
+            entry_miss: None,
             side_exits: 0,
         }
     }
@@ -579,7 +583,7 @@ impl<'a> Translator<'a> {
                 if call {
                     self.push_return_address(next);
                 }
-                self.ibl_jump(call || is_got_jump(insn));
+                self.ibl_jump();
                 Ok(Flow::Ended)
             }
             FlowControl::Return if matches!(insn.code(), Code::Retnq | Code::Retnq_imm16) => {
@@ -591,7 +595,7 @@ impl<'a> Translator<'a> {
                 }
                 // A jump rather than a `ret` to a continuation: measured
                 // faster (docs/decisions.md).
-                self.ibl_jump(true);
+                self.ibl_jump();
                 Ok(Flow::Ended)
             }
             FlowControl::Interrupt if insn.code() == Code::Int3 => {
@@ -1238,48 +1242,16 @@ impl<'a> Translator<'a> {
     }
 
     /// The inline indirect-branch lookup and jump. On entry guest `rcx` is
-    /// in its spill slot and the guest target is in `rcx`. A hit jumps
-    /// through `rax` to the target's translation, whose entry prologue
-    /// restores guest `rax` and `rcx` ([`Self::entry_prologue`]); a miss
-    /// leaves for the runtime with guest `rax`, `rcx` and `rdx` spilled.
-    ///
-    /// `flags_dead`: the status flags are dead at the target (a return, a
-    /// call, a jump to a function's entry: the System V ABI passes no
-    /// flags), so a `cmp` may compare the key. Otherwise the lookup touches
-    /// no flags: it compares by `lea` and `jrcxz`, for which it needs `rdx`
-    /// too (two µops more, and one register more to save and restore).
-    fn ibl_jump(&mut self, flags_dead: bool) {
+    /// in its spill slot and the guest target is in `rcx`. The site only
+    /// indexes the table by the target's low 16 bits and jumps through
+    /// it, touching no flags; the translation it reaches checks that it is
+    /// the target's ([`Self::entry_prologue`]) and restores guest `rax` and
+    /// `rcx`. An empty entry leads to the miss entry of the runtime.
+    fn ibl_jump(&mut self) {
         let l = *self.layout;
         self.e.store_gs(l.spill_rax, Gpr::RAX);
-        if flags_dead {
-            self.e.movzx_eax_cx();
-            self.e.cmp_rcx_gs_rax8(l.ibl_keys);
-            let miss = self.e.jne_rel8_placeholder();
-            self.count_ibl_hit();
-            self.e.load_gs_rax8(Gpr::RAX, l.ibl_values);
-            self.e.jmp_rax();
-            self.e.bind_rel8(miss);
-            self.e.store_gs(l.spill_rdx, Gpr::RDX);
-        } else {
-            self.e.store_gs(l.spill_rdx, Gpr::RDX);
-            self.e.movzx_eax_cx();
-            self.e.load_gs_rax8(Gpr::RDX, l.ibl_keys);
-            self.e.not_rdx();
-            self.e.rcx_minus_not_rdx();
-            let hit = self.e.jrcxz_placeholder();
-            // Miss: rcx = target - key and rdx = !key, so target = rcx + key.
-            self.e.not_rdx();
-            self.e.add_rdx_to_rcx_keep_flags();
-            let miss = self.e.jmp_rel8_placeholder();
-            self.e.bind_rel8(hit);
-            self.count_ibl_hit();
-            self.e.load_gs_rax8(Gpr::RAX, l.ibl_values);
-            self.e.load_gs(Gpr::RDX, l.spill_rdx);
-            self.e.jmp_rax();
-            self.e.bind_rel8(miss);
-        }
-        self.e.store_gs(l.ibl_target, Gpr::RCX);
-        self.e.jmp_gs(l.enter_ibl_miss);
+        self.e.movzx_eax_cx();
+        self.e.jmp_gs_rax8(l.ibl_values);
     }
 
     /// Compares the guest code `bytes` at `guest_pc` with their values at
@@ -1351,12 +1323,19 @@ impl<'a> Translator<'a> {
         }
     }
 
-    /// The start of every translation: where lookup-table hits enter, with
-    /// guest `rax` and `rcx` still in their spill slots. Jumping through a
-    /// register here rather than through a context slot after restoring
-    /// them saves a store and a load per indirect branch. Direct links
+    /// The start of every translation: the complement of the block's
+    /// guest address, then the entry of lookup-table hits
+    /// ([`LOOKUP_OFF`]), reached with the target in `rcx` and guest `rax`
+    /// and `rcx` in their spill slots. It checks that the target is this
+    /// block's guest address with `lea` and `jrcxz`, which leave the flags
+    /// alone (the site may have live flags, and a lookup may land on
+    /// another block of its table set, whose check fails), restores `rax`
+    /// and `rcx`, and goes on into the block; a different target leaves
+    /// for the runtime's miss entry with the target in `rcx`. Direct links
     /// and the runtime enter after it ([`Translation::entry_off`]).
     fn entry_prologue(&mut self, guest_pc: u64) {
+        self.e.bytes(&(!guest_pc).to_le_bytes());
+        debug_assert_eq!(self.e.offset() as u32, LOOKUP_OFF);
         self.insn_map.push(InsnMapEntry {
             cache_off: self.e.offset() as u32,
             guest_pc,
@@ -1364,6 +1343,16 @@ impl<'a> Translator<'a> {
             spills: SPILLS_RAX | SPILLS_RCX,
         });
         let l = *self.layout;
+        // rcx − guest_pc, from rax = !guest_pc; on a miss, back to the
+        // target, out of line.
+        let key = self.e.mov_rax_rip_placeholder();
+        self.e.bind_rel32(key, 0);
+        self.e.rcx_minus_not_rax();
+        let hit = self.e.jrcxz_placeholder();
+        let miss = self.e.jmp32_placeholder();
+        self.e.bind_rel8(hit);
+        self.entry_miss = Some(miss);
+        self.count_ibl_hit();
         self.e.load_gs(Gpr::RAX, l.spill_rax);
         self.e.load_gs(Gpr::RCX, l.spill_rcx);
         self.entry_off = self.e.offset() as u32;
@@ -1403,6 +1392,13 @@ impl<'a> Translator<'a> {
     fn finish_exits(&mut self) -> usize {
         for (field, target, kind) in std::mem::take(&mut self.pending) {
             self.exit_stub(target, kind, Some(field));
+        }
+        if let Some(miss) = self.entry_miss.take() {
+            let here = self.e.offset();
+            self.e.bind_rel32(miss, here);
+            self.e.not_rax();
+            self.e.add_rax_to_rcx_keep_flags();
+            self.e.jmp_gs(self.layout.enter_ibl_miss);
         }
         let literals_start = self.e.offset();
         for (field, value) in std::mem::take(&mut self.literals) {

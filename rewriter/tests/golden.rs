@@ -157,6 +157,14 @@ fn render(t: &Translation, cache_pc: u64) -> String {
             off += 16;
             continue;
         }
+        if off < t.lookup_off as usize {
+            // The complement of the block's guest address, which the
+            // lookup entry checks targets against.
+            let v = u64::from_le_bytes(t.code[off..off + 8].try_into().unwrap());
+            let _ = writeln!(out, "{off:04x}  .quad !{:#x} ; guest address", !v);
+            off += 8;
+            continue;
+        }
         if off >= data_start {
             if t.code[off] == 0xcc {
                 off += 1;

@@ -100,9 +100,11 @@ fortran_tests! {
 
 /// Targets that share a set of the lookup table, used in turn, are both
 /// found in it (a two-way set) instead of evicting each other at every
-/// use: the program makes 600,000 lookups, half of them to a target the
-/// other one of its pair had just displaced. With a one-way table ~250,000
-/// of them missed, each a round trip through the runtime.
+/// use: the program makes 650,000 lookups, most of them to a target the
+/// other one of its pair had just displaced (and a third target of one
+/// set, used every eighth round, which two ways cannot hold). With a
+/// one-way table ~275,000 of them missed, each a round trip through the
+/// runtime; now ~31,000.
 #[test]
 fn lookup_conflicts_stay_in_the_table() {
     let exe = testsuite::build_program("c/lookup_conflicts.c", Compiler::Gcc, OptLevel::O3);
@@ -130,7 +132,7 @@ fn lookup_conflicts_stay_in_the_table() {
     let second_way = count("hit, ", " of them in the table's second way");
     let missed = count("second way; ", " missed");
     assert!(
-        second_way >= 200_000 && missed < 5_000,
+        second_way >= 200_000 && missed < 50_000,
         "{second_way} lookups found in the second way and {missed} missed; expected the \
          conflicting pairs to be served by the second way:\n{stderr}"
     );
