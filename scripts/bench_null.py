@@ -51,8 +51,18 @@ def main():
                             capture_output=True, text=True, check=True).stdout.strip()
     rows = [
         measure("CPU-bound C: 2-D stencil, gcc -O3 (`stencil`, 1024², 800 steps)", [str(stencil)], args.repeat),
-        measure("CPython: pure-Python numeric loop (`pyloop.py`, 2·10⁶ iterations)",
+        measure(f"CPython: pure-Python numeric loop (`pyloop.py`, 2·10⁶ iterations), `{python}`",
                 [python, str(ROOT / "testsuite/benchmarks/pyloop.py")], args.repeat),
+    ]
+    # The distribution's own interpreter too, where it is not the one on
+    # PATH (pyenv and the like build CPython differently: Debian's links
+    # the interpreter into the executable, so its calls go through no PLT,
+    # and makes half the indirect branches per iteration).
+    system = Path("/usr/bin/python3")
+    if system.exists() and system.resolve() != Path(python).resolve():
+        rows.append(measure(f"CPython: the same loop, the system's `{system.resolve()}`",
+                            [str(system), str(ROOT / "testsuite/benchmarks/pyloop.py")], args.repeat))
+    rows += [
         measure("CPython start-up: `python3 -c pass`", [python, "-c", "pass"], args.repeat, inner=5),
         measure("start-up: `/bin/true`", ["/bin/true"], args.repeat, inner=50),
     ]
