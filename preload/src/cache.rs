@@ -337,8 +337,10 @@ impl CodeCache {
     }
 
     /// Forgets every block overlapping `[start, end)` and unlinks branches
-    /// into them. Returns whether anything was dropped.
-    pub fn invalidate(&mut self, start: u64, end: u64) -> bool {
+    /// into them. Returns the lowest guest address of a dropped block, if
+    /// any: a block may start before `start` and run into the range, and
+    /// the lookup tables must forget its address too.
+    pub fn invalidate(&mut self, start: u64, end: u64) -> Option<u64> {
         forget_executable(&mut self.executable, start, end);
         // A block covers at most MAX_BLOCK_INSNS instructions of ≤ 15 bytes.
         let reach = (rewriter::translate::MAX_BLOCK_INSNS * 15) as u64;
@@ -361,7 +363,7 @@ impl CodeCache {
         STATS
             .invalidated
             .fetch_add(doomed.len() as u64, Ordering::Relaxed);
-        !doomed.is_empty()
+        doomed.iter().copied().min()
     }
 
     fn chunk_near(&mut self, guest_pc: u64, need: u64) -> Option<usize> {

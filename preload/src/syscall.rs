@@ -226,15 +226,18 @@ fn fork_like(ctx: &mut ThreadCtx) -> i64 {
     r
 }
 
-/// Drops translations of guest code in `[addr, addr+len)`.
+/// Drops translations of guest code in `[addr, addr+len)`, and every
+/// thread's lookup-table entries for them (from the lowest start of a
+/// dropped block: one that began before `addr` is gone as well).
 pub(crate) fn invalidate(addr: u64, len: u64) {
     let end = addr.saturating_add(len);
-    let dropped = crate::cache::CACHE
+    let lowest = crate::cache::CACHE
         .lock()
         .as_mut()
-        .is_some_and(|c| c.invalidate(addr, end));
-    if dropped {
-        crate::threads::for_each_context(|c| c.ibl_invalidate(addr, end));
+        .and_then(|c| c.invalidate(addr, end));
+    if let Some(lowest) = lowest {
+        let from = lowest.min(addr);
+        crate::threads::for_each_context(|c| c.ibl_invalidate(from, end));
     }
 }
 

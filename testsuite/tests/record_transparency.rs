@@ -30,6 +30,7 @@ const PROGRAMS: &[(&str, &[&str])] = &[
     ("c/wild_addresses.c", &[]),
     ("c/rwx_code.c", &[]),
     ("c/dual_mapped_code.c", &[]),
+    ("c/code_replaced_across_page.c", &[]),
     ("c/flags_across_indirect_jump.c", &[]),
     ("cxx/exceptions.cpp", &[]),
     ("cxx/containers.cpp", &[]),

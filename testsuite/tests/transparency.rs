@@ -88,6 +88,7 @@ c_family_tests! {
     c_flags_across_indirect_jump = Program::new("c/flags_across_indirect_jump.c");
     c_lookup_conflicts = Program::new("c/lookup_conflicts.c");
     c_flags_across_calls = Program::new("c/flags_across_calls.c");
+    c_code_replaced_across_page = Program::new("c/code_replaced_across_page.c");
     // The benchmark size would make -O0 under a slow mode take minutes.
     c_stencil = Program::new("c/stencil.c").args(&["96", "40"]);
     cxx_exceptions = Program::new("cxx/exceptions.cpp");
