@@ -28,18 +28,13 @@ __asm__(".text\n"
         "    lea (%rax,%rdx,2), %eax\n"
         "    ret\n"
         /* through_return(a, b, f): calls f(a, b) through a pointer, then
-         * reads the flags f returned. */
+         * reads the flags f returned (a tail jump to flags_to_int). */
         ".p2align 4\n"
         ".globl through_return\n"
         ".hidden through_return\n"
         "through_return:\n"
         "    call *%rdx\n"
-        "    setb %al\n"
-        "    sete %dl\n"
-        "    movzbl %al, %eax\n"
-        "    movzbl %dl, %edx\n"
-        "    lea (%rax,%rdx,2), %eax\n"
-        "    ret\n"
+        "    jmp flags_to_int\n"
         /* into_call(a, b, g): `cmp b, a`, then calls g through a pointer,
          * which reads those flags. */
         ".p2align 4\n"
