@@ -109,7 +109,9 @@ pub enum SpecialKind {
     Exchange,
     /// Control transfer or system interface (translated, not instrumented).
     Control,
-    /// Gather or scatter with a vector of addresses.
+    /// Gather or scatter with a vector of addresses: shadows move lane by
+    /// lane between the vector and those addresses, under the mask (the
+    /// runtime's `apply::gather_scatter`).
     GatherScatter,
     /// Saves or restores register state to or from memory (`xsave`,
     /// `xrstor`, `fxsave`, …): shadows go with the registers.

@@ -39,9 +39,8 @@ pub fn instrument(ctx: &mut ThreadCtx, insn: &Instruction) {
             let report = rewriter::instrument::is_vector_integer_arithmetic(&insn);
             clear_written(ctx, &insn, report)
         }
-        Some(Semantics::Special(SpecialKind::GatherScatter)) | None => {
-            clear_written(ctx, &insn, true)
-        }
+        Some(Semantics::Special(SpecialKind::GatherScatter)) => gather_scatter(ctx, &insn),
+        None => clear_written(ctx, &insn, true),
     }
     if crate::init::config().trace {
         trace(ctx, &insn);
@@ -764,6 +763,83 @@ fn moves(ctx: &mut ThreadCtx, insn: &Instruction) {
                 clear_written(ctx, insn, true);
             }
         }
+    }
+}
+
+/// Gathers and scatters move elements between vector lanes and the
+/// addresses of a VSIB operand, so their shadows move the same way: for
+/// each enabled lane, a gather copies the shadow of its element's memory
+/// into the lane, a scatter the lane's shadow to that memory — lowest lane
+/// first, so a later lane wins where addresses coincide, as in the
+/// instruction. Disabled lanes keep their shadow; a gather's destination
+/// beyond its lanes becomes passive, and so does the mask, which
+/// the instruction clears (an EVEX `k` register, or for the VEX gathers a
+/// vector register whose lanes' sign bits select). The prefetch forms
+/// write nothing. Applied before the instruction runs, with its inputs.
+fn gather_scatter(ctx: &mut ThreadCtx, insn: &Instruction) {
+    let Some(mem_op) = (0..insn.op_count()).find(|&i| insn.op_kind(i) == OpKind::Memory) else {
+        return clear_written(ctx, insn, true);
+    };
+    let scatter = mem_op == 0;
+    let data_op = if scatter { 1 } else { 0 };
+    if data_op >= insn.op_count() || insn.op_kind(data_op) != OpKind::Register {
+        return; // gather/scatter prefetches
+    }
+    let data = insn.op_register(data_op);
+    let Some(data_off) = reg_shadow_offset(data) else {
+        return clear_written(ctx, insn, true);
+    };
+    let elem = insn.memory_size().size();
+    let index_size = if insn.vsib() == Some(true) { 8 } else { 4 };
+    if !matches!(elem, 4 | 8) {
+        return clear_written(ctx, insn, true);
+    }
+    let lanes = (insn.memory_index().size() / index_size).min(data.size() / elem);
+    let vex_mask = (!scatter && insn.op_count() == 3).then(|| insn.op2_register());
+    let enabled: u64 = match vex_mask {
+        Some(m) => {
+            let v = super::guest::vec_value(ctx, m.number());
+            (0..lanes).fold(0, |bits, j| {
+                bits | (u64::from(v[j * elem + elem - 1] >> 7) << j)
+            })
+        }
+        None if insn.op_mask() != Register::None => {
+            super::guest::kreg_value(ctx, insn.op_mask().number())
+        }
+        None => !0,
+    };
+    let mut shadow = [0u8; 64];
+    read_shadow(ctx, ShadowLoc::Reg(data_off), &mut shadow[..data.size()]);
+    for j in (0..lanes).filter(|j| enabled & (1 << j) != 0) {
+        let Some(addr) = effective_address(ctx, insn, j) else {
+            return clear_written(ctx, insn, true);
+        };
+        let lane = &mut shadow[j * elem..][..elem];
+        if scatter {
+            write_mem_shadow(ctx, addr, lane);
+        } else {
+            read_mem_shadow(ctx, addr, lane);
+        }
+    }
+    if !scatter {
+        // Lanes beyond the indices (a qword-indexed gather of dwords
+        // fills half its register) and everything above the vector length
+        // are zeroed.
+        shadow[lanes * elem..].fill(0);
+        write_shadow(ctx, ShadowLoc::Reg(data_off), &shadow);
+    }
+    match vex_mask {
+        Some(m) => {
+            if let Some(off) = reg_shadow_offset(m) {
+                write_shadow(ctx, ShadowLoc::Reg(off), &[0u8; 64]);
+            }
+        }
+        None if insn.op_mask() != Register::None => {
+            if let Some(off) = reg_shadow_offset(insn.op_mask()) {
+                write_shadow(ctx, ShadowLoc::Reg(off), &[0u8; 8]);
+            }
+        }
+        None => {}
     }
 }
 

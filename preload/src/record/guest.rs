@@ -132,11 +132,12 @@ pub fn fs_base() -> u64 {
     v
 }
 
-/// Effective address of memory operand of `insn` (element `elem` for VSIB).
+/// Effective address of memory operand of `insn` (element `elem` for VSIB:
+/// the address of the gather's or scatter's `elem`-th element).
 pub fn effective_address(ctx: &ThreadCtx, insn: &Instruction, elem: usize) -> Option<u64> {
     let fs = fs_base();
     let operand = (0..insn.op_count()).find(|&i| insn.op_kind(i) == OpKind::Memory)?;
-    insn.virtual_address(operand, elem, |reg, _e, _s| {
+    insn.virtual_address(operand, elem, |reg, e, size| {
         Some(match reg {
             Register::FS => fs,
             Register::ES | Register::CS | Register::SS | Register::DS => 0,
@@ -152,6 +153,15 @@ pub fn effective_address(ctx: &ThreadCtx, insn: &Instruction, elem: usize) -> Op
                 }
             }
             Register::RIP => insn.next_ip(),
+            // A VSIB index: lane `e` of `size` (4 or 8) bytes, raw; iced
+            // sign-extends dword lanes.
+            r if r.is_xmm() || r.is_ymm() || r.is_zmm() => {
+                let v = vec_value(ctx, r.number());
+                let lane = v.get(e * size..e * size + size)?;
+                let mut b = [0u8; 8];
+                b[..size].copy_from_slice(lane);
+                u64::from_le_bytes(b)
+            }
             _ => return None,
         })
     })
