@@ -107,6 +107,26 @@ fn matvec_entries(x: &[f64], i: usize, j: usize) -> (f64, f64) {
     (offset * a + 1.0, b * (j as f64 + 1.0) + c)
 }
 
+/// `indexed_gather_scatter`: y = sum_i x[p(i)] 2 x[q(i)] with p(i) = 7i mod 32,
+/// q its inverse, x[k] = a (k + 1) + b; returns (y, dy/da, dy/db).
+fn indexed_gather_scatter(v: &[f64]) -> (f64, f64, f64) {
+    let (a, b) = (v[0], v[1]);
+    let p = |i: usize| (7 * i) % 32;
+    let mut q = [0usize; 32];
+    for j in 0..32 {
+        q[p(j)] = j;
+    }
+    let x = |k: usize| a * (k as f64 + 1.0) + b;
+    let (mut y, mut da, mut db) = (0.0, 0.0, 0.0);
+    for i in 0..32 {
+        let (g, s) = (p(i), q[i]);
+        y += x(g) * 2.0 * x(s);
+        da += 2.0 * ((g as f64 + 1.0) * x(s) + x(g) * (s as f64 + 1.0));
+        db += 2.0 * (x(s) + x(g));
+    }
+    (y, da, db)
+}
+
 /// The constant matrix of `matvec_const`.
 const MATRIX: [[f64; 3]; 3] = [[2.0, -1.0, 0.5], [1.0, 3.0, -2.0], [-0.5, 0.25, 4.0]];
 
@@ -2089,6 +2109,46 @@ pub static FORMULAS: &[Formula] = &[
                 .collect()
         },
         jacobian: |_| MATRIX.iter().map(|row| row.to_vec()).collect(),
+        ..BASE
+    },
+    Formula {
+        name: "indexed_gather_scatter",
+        about: "ys[idx[i]] = 2 xs[i], then sum of xs[idx[i]] ys[i], idx a permutation of 32 \
+                (gathers and scatters where vectorised)",
+        inputs: AB,
+        outputs: Y,
+        c: code(
+            "real xs[32], ys[32], zs[32], y = R(0.0);
+            int idx[32];
+            for (int i = 0; i < 32; i++) { xs[i] = a * (real)(i + 1) + b; idx[i] = (i * 7) % 32; ys[i] = R(0.0); }
+            for (int i = 0; i < 32; i++) ys[idx[i]] = R(2.0) * xs[i];
+            for (int i = 0; i < 32; i++) zs[i] = xs[idx[i]] * ys[i];
+            for (int i = 0; i < 32; i++) y += zs[i];",
+        ),
+        fortran: code(
+            "real(wp) :: xs(32), ys(32), zs(32), y
+            integer :: i, idx(32)
+            do i = 1, 32
+            xs(i) = a * real(i, wp) + b
+            idx(i) = mod((i - 1) * 7, 32) + 1
+            ys(i) = 0.0_wp
+            end do
+            do i = 1, 32
+            ys(idx(i)) = 2.0_wp * xs(i)
+            end do
+            do i = 1, 32
+            zs(i) = xs(idx(i)) * ys(i)
+            end do
+            y = 0.0_wp
+            do i = 1, 32
+            y = y + zs(i)
+            end do",
+        ),
+        value: |x| vec![indexed_gather_scatter(x).0],
+        jacobian: |x| {
+            let (_, da, db) = indexed_gather_scatter(x);
+            vec![vec![da, db]]
+        },
         ..BASE
     },
     Formula {
