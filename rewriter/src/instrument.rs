@@ -908,7 +908,11 @@ pub fn flags_dead_before(insns: &[Instruction]) -> Vec<bool> {
 /// The register shadows a passive instruction clears, or `None` when it
 /// also writes memory or x87 state (left to the runtime).
 fn passive_registers(insn: &Instruction) -> Option<Vec<(u32, u8)>> {
-    if insn.fpu_stack_increment_info().increment() != 0 {
+    // Merge masking keeps the lanes the mask leaves alone, with their
+    // indices: the runtime clears only the others.
+    if insn.fpu_stack_increment_info().increment() != 0
+        || insn.op_mask() != Register::None && !insn.zeroing_masking()
+    {
         return None;
     }
     let mut factory = InstructionInfoFactory::new();

@@ -63,6 +63,14 @@ pub enum FpOp {
     Rsqrt,
     /// Rounding to an integral value (derivative 0).
     Round,
+    /// AVX-512 `vscalef`: a · 2^⌊b⌋ (∂/∂a = 2^⌊b⌋, ∂/∂b = 0).
+    Scalef,
+    /// AVX-512 `vgetmant`: a's significand scaled into the interval the
+    /// immediate names, a / 2^k with a sign choice (∂/∂a = result / a).
+    Mantissa,
+    /// AVX-512 `vreduce`: a minus a rounded to the precision the immediate
+    /// names (∂/∂a = 1).
+    Reduce,
     /// Fused multiply-add family: ±(a·b) ± c; the operand order is in
     /// [`FmaForm`].
     Fma(FmaForm),
@@ -207,6 +215,9 @@ const FP_STEMS: &[(&str, FpOp)] = &[
     ("max", FpOp::Max),
     ("round", FpOp::Round),
     ("rndscale", FpOp::Round),
+    ("scalef", FpOp::Scalef),
+    ("getmant", FpOp::Mantissa),
+    ("reduce", FpOp::Reduce),
 ];
 
 /// Whole mnemonics (after dropping a VEX/EVEX `v`) that move data.

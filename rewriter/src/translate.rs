@@ -834,15 +834,15 @@ impl<'a> Translator<'a> {
     }
 
     /// Given a double's bits in `rax`: a `jbe rel32` (returned, to be bound
-    /// to the runtime path) taken when its magnitude is in [2^52, 2^54),
-    /// the binades of the constants compilers add and subtract to round.
-    /// Clobbers `rax` and the flags.
+    /// to the runtime path) taken when its magnitude is in [2^42, 2^54),
+    /// the binades of the shifters of rounding tricks (the runtime's
+    /// `rounds_to_integer` decides). Clobbers `rax` and the flags.
     fn rounding_constant_check(&mut self) -> usize {
         use iced_x86::Code::*;
         self.asm(Instruction::with2(Shr_rm64_imm8, Register::RAX, 52u32));
         self.asm(Instruction::with2(And_rm32_imm32, Register::EAX, 0x7ffu32));
-        self.asm(Instruction::with2(Sub_rm32_imm32, Register::EAX, 1075u32));
-        self.asm(Instruction::with2(Cmp_rm32_imm8, Register::EAX, 1u32));
+        self.asm(Instruction::with2(Sub_rm32_imm32, Register::EAX, 1065u32));
+        self.asm(Instruction::with2(Cmp_rm32_imm8, Register::EAX, 11u32));
         self.e.jcc_rel32_placeholder(0x6) // jbe
     }
 
@@ -959,8 +959,8 @@ impl<'a> Translator<'a> {
         };
         operands_below_rdx(self, &mut slow);
         if matches!(op, FpOp::Add | FpOp::Sub) {
-            // A passive operand of magnitude in [2^52, 2^54) may be the
-            // rounding trick `(x + c) - c`: the runtime decides.
+            // A passive operand of magnitude in [2^42, 2^54) may be the
+            // shifter of a rounding trick `(x + c) - c`: the runtime decides.
             for lane in 0..u32::from(lanes) {
                 self.asm(Instruction::with2(
                     Mov_r32_rm32,

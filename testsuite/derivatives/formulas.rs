@@ -118,8 +118,8 @@ fn indexed_gather_scatter(v: &[f64]) -> (f64, f64, f64) {
     }
     let x = |k: usize| a * (k as f64 + 1.0) + b;
     let (mut y, mut da, mut db) = (0.0, 0.0, 0.0);
-    for i in 0..32 {
-        let (g, s) = (p(i), q[i]);
+    for (i, &s) in q.iter().enumerate() {
+        let g = p(i);
         y += x(g) * 2.0 * x(s);
         da += 2.0 * ((g as f64 + 1.0) * x(s) + x(g) * (s as f64 + 1.0));
         db += 2.0 * (x(s) + x(g));

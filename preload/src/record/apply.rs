@@ -116,17 +116,23 @@ pub fn partials(op: FpOp, a: f64, b: f64) -> (f64, f64) {
             }
         }
         FpOp::Round => (0.0, 0.0),
-        FpOp::HAdd | FpOp::AddSub | FpOp::HSub | FpOp::Fma(_) => {
-            unreachable!("lane-structured ops")
+        FpOp::Scalef => (b.floor().exp2(), 0.0),
+        FpOp::Reduce => (1.0, 0.0),
+        FpOp::HAdd | FpOp::AddSub | FpOp::HSub | FpOp::Fma(_) | FpOp::Mantissa => {
+            unreachable!("lane-structured ops and ops that need their immediate")
         }
     }
 }
 
-/// Whether `a ± b` is the rounding trick `(x + c) − c` compilers use for
-/// `rint`, `floor`, … without SSE4.1: one operand passive with a magnitude
-/// in [2^52, 2^54) (doubles; [2^23, 2^25) for floats), the active one no
-/// larger. The sum keeps no fraction bits of `x`: its derivative is 0 (a
-/// staircase), not the real sum's 1, and so is the result's.
+/// Whether `a ± b` is the rounding trick `(x + c) − c`: one operand
+/// passive, the active one no larger, and the passive one a *shifter*,
+/// whose ulp is so coarse that the sum keeps none of `x`'s finer bits:
+/// any value in [2^52, 2^54) (doubles; [2^23, 2^25) for floats — what
+/// compilers add and subtract for `rint`, `floor`, … without SSE4.1), or
+/// 2^e or 1.5·2^e plus an integer below 2^11 (an exponent bias) down to
+/// 2^42 (2^13): vectorised `exp`, `sin` and `cos` kernels keep a few
+/// fraction bits of `x·c1 + 1.5·2^48 + 1023` to index a table. The sum is a
+/// staircase in `x`: derivative 0, not the real sum's 1.
 pub fn rounds_to_integer(op: FpOp, elem: Elem, (va, ia): (f64, u32), (vb, ib): (f64, u32)) -> bool {
     if !matches!(op, FpOp::Add | FpOp::Sub) || (ia == 0) == (ib == 0) {
         return false;
@@ -137,8 +143,14 @@ pub fn rounds_to_integer(op: FpOp, elem: Elem, (va, ia): (f64, u32), (vb, ib): (
         Elem::F32 => 23,
         _ => return false,
     };
-    let lo = 2f64.powi(p);
-    c.abs() >= lo && c.abs() < 4.0 * lo && x.abs() <= c.abs()
+    let c = c.abs();
+    if x.abs() > c || !c.is_finite() || c == 0.0 {
+        return false;
+    }
+    let e = c.log2().floor() as i32;
+    let shifter = |top: f64| c >= top && c - top < 2048.0;
+    (p..=p + 1).contains(&e)
+        || (p - 10..p).contains(&e) && (shifter(2f64.powi(e)) || shifter(1.5 * 2f64.powi(e)))
 }
 
 /// One new index for a result `φ(a, b)`, or 0 when it is passive.
@@ -256,7 +268,10 @@ fn fp_arith(
             out[..16].copy_from_slice(&src1.shadow[..16]);
         }
     }
-    let unary = matches!(op, FpOp::Sqrt | FpOp::Rcp | FpOp::Rsqrt | FpOp::Round);
+    let unary = matches!(
+        op,
+        FpOp::Sqrt | FpOp::Rcp | FpOp::Rsqrt | FpOp::Round | FpOp::Mantissa | FpOp::Reduce
+    );
     let get = |i: usize| lanes_of(ctx, insn, ops[i], elem);
     let set = |out: &mut [u8; 64], lane: usize, index: u32| {
         out[w * lane..][..w].fill(0);
@@ -288,16 +303,28 @@ fn fp_arith(
                 };
                 let sign_z = if sub { -1.0 } else { 1.0 };
                 let (xv, yv) = (x.value(lane, elem), y.value(lane, elem));
-                // Two blocks: the product, then the sum.
-                let t = result_index(
-                    ctx,
-                    r,
+                let (ix, iy, iz) = (
                     x.index(lane, elem),
-                    sign_p * yv,
                     y.index(lane, elem),
-                    sign_p * xv,
+                    z.index(lane, elem),
                 );
-                let idx = result_index(ctx, r, t, 1.0, z.index(lane, elem), sign_z);
+                // The rounding trick with the product as its operand,
+                // `fma(x, c1, 1.5·2^52)`: a staircase, derivative 0
+                // (vectorised exp, sin and cos kernels find their integer
+                // part so).
+                let product_active = u32::from(ix != 0 || iy != 0);
+                if rounds_to_integer(
+                    FpOp::Add,
+                    elem,
+                    (sign_p * xv * yv, product_active),
+                    (sign_z * z.value(lane, elem), iz),
+                ) {
+                    set(&mut out, lane, 0);
+                    continue;
+                }
+                // Two blocks: the product, then the sum.
+                let t = result_index(ctx, r, ix, sign_p * yv, iy, sign_p * xv);
+                let idx = result_index(ctx, r, t, 1.0, iz, sign_z);
                 set(&mut out, lane, idx);
             }
         }
@@ -338,7 +365,17 @@ fn fp_arith(
                 return clear_written(ctx, insn, true);
             };
             for lane in 0..lanes {
-                let (pa, _) = partials(op, a.value(lane, elem), 0.0);
+                let x = a.value(lane, elem);
+                let pa = if op == FpOp::Mantissa {
+                    let m = super::avx512::getmant(x, insn.immediate8());
+                    if x.is_finite() && x != 0.0 && m.is_finite() {
+                        m / x
+                    } else {
+                        0.0
+                    }
+                } else {
+                    partials(op, x, 0.0).0
+                };
                 let idx = result_index(ctx, r, a.index(lane, elem), pa, 0, 0.0);
                 set(&mut out, lane, idx);
             }
@@ -1371,6 +1408,7 @@ fn clear_written(ctx: &mut ThreadCtx, insn: &Instruction, report: bool) {
         // Pushes (fld1, fild, …) write the register that becomes st(0).
         clear_x87_written(ctx, insn, x87_top(ctx));
     }
+    let kept = merge_masked_lanes(ctx, insn);
     for (off, len) in written_register_shadows(insn, info).0 {
         write_shadow(
             ctx,
@@ -1378,7 +1416,43 @@ fn clear_written(ctx: &mut ThreadCtx, insn: &Instruction, report: bool) {
             &[0u8; 8][..usize::from(len)],
         );
     }
+    if let Some((loc, old, elem, bits)) = kept {
+        let mut now = [0u8; 64];
+        read_shadow(ctx, ShadowLoc::Reg(loc), &mut now);
+        let lanes = insn.op0_register().size() / elem;
+        for lane in (0..lanes).filter(|lane| bits & (1 << lane) == 0) {
+            now[lane * elem..][..elem].copy_from_slice(&old[lane * elem..][..elem]);
+        }
+        write_shadow(ctx, ShadowLoc::Reg(loc), &now);
+    }
     clear_memory_written(ctx, insn);
+}
+
+/// For an EVEX instruction that merge-masks a vector register destination:
+/// where the destination's shadow is, its shadow now, the element width
+/// and the mask. The lanes whose mask bit is clear keep their values, and
+/// must keep their shadows when the instruction's result is passive (an
+/// integer operation, the masked zero idiom `vxorpd z{k}, a, a`).
+fn merge_masked_lanes(
+    ctx: &ThreadCtx,
+    insn: &Instruction,
+) -> Option<(usize, [u8; 64], usize, u64)> {
+    let k = insn.op_mask();
+    if k == Register::None
+        || insn.zeroing_masking()
+        || insn.op0_kind() != OpKind::Register
+        || !insn.op0_register().is_vector_register()
+    {
+        return None;
+    }
+    let elem = insn.code().op_code().memory_size().element_size();
+    if !matches!(elem, 1 | 2 | 4 | 8) {
+        return None;
+    }
+    let loc = reg_shadow_offset(insn.op0_register())?;
+    let mut old = [0u8; 64];
+    read_shadow(ctx, ShadowLoc::Reg(loc), &mut old);
+    Some((loc, old, elem, super::guest::kreg_value(ctx, k.number())))
 }
 
 /// Prints one line per instruction form that loses derivatives.

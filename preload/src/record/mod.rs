@@ -15,6 +15,7 @@
 //! not clobber its child's tape).
 
 pub mod apply;
+pub mod avx512;
 pub mod client;
 pub mod guest;
 pub mod kernel_writes;

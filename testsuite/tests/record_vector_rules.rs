@@ -1,10 +1,16 @@
-//! Gathers and scatters of active values (`testsuite/programs/record/
-//! gather_scatter.c`): every AVX2 and AVX-512 form compilers emit for
-//! indexed loops, with masked lanes, colliding scatter indices and a
-//! half-filled qword-indexed gather. The program prints its outputs and the
-//! Jacobian its scalar re-computation of the instructions' semantics
-//! expects; each recording must print what the native run printed, and
-//! its tape must give that Jacobian in both directions.
+//! Derivative rules of vector instructions, each checked by a program in
+//! `testsuite/programs/record/` that prints its outputs and the Jacobian
+//! its scalar re-computation of the instructions' definitions expects (`y…`
+//! and `expect OUTPUT INPUT d` lines); each recording must print what the
+//! native run printed, and its tape must give that Jacobian in both
+//! directions.
+//!
+//! - `gather_scatter.c`: every AVX2 and AVX-512 gather and scatter form
+//!   compilers emit for indexed loops, with masked lanes, colliding scatter
+//!   indices and a half-filled qword-indexed gather;
+//! - `avx512_rules.c`: `vgetmant` (every interval), `vgetexp`, `vreduce`,
+//!   `vscalef`, the rounding trick inside an FMA with a table-indexing
+//!   shifter, and merge masking of instructions whose result is a constant.
 
 use std::ffi::OsString;
 use std::path::Path;
@@ -14,25 +20,21 @@ use testsuite::{
     Invocation, OptLevel, ScratchDir,
 };
 
-/// Inputs the program declares (x0 f0 x1 f1 … x15 f15).
-const INPUTS: usize = 32;
-
-fn check(compiler: Compiler, opt: OptLevel, avx512: bool) {
+/// Builds `record/NAME.c`, runs it natively and recorded with `args`, and
+/// checks both sweeps of the tape against the Jacobian it printed.
+fn check(name: &str, args: &[&str], compiler: Compiler, opt: OptLevel) {
     let include: OsString = format!("-I{}", workspace_root().join("include").display()).into();
     let exe = build_program_at(
-        &programs_dir().join("record/gather_scatter.c"),
+        &programs_dir().join(format!("record/{name}.c")),
         compiler,
         opt,
         &[include],
-        &[],
+        &["-lm".into()],
     );
-    let mut inv = Invocation::new(&exe);
-    if avx512 {
-        inv = inv.arg("avx512f");
-    }
+    let inv = Invocation::new(&exe).args(args);
     let native = run_native(&inv, None);
-    native.assert_completed(&inv, "gather_scatter", 0);
-    let scratch = ScratchDir::new("gather-scatter");
+    native.assert_completed(&inv, name, 0);
+    let scratch = ScratchDir::new(name);
     let dir = scratch.path().join("run");
     let recorded = run_under_dgad(
         &inv,
@@ -42,23 +44,34 @@ fn check(compiler: Compiler, opt: OptLevel, avx512: bool) {
             ("DGAD_RECORD", dir.to_str().unwrap()),
         ],
     );
-    recorded.assert_completed(&inv, "gather_scatter", 0);
+    recorded.assert_completed(&inv, name, 0);
     assert_eq!(
         recorded.stdout_text(),
         native.stdout_text(),
         "recorded run printed otherwise"
     );
     let stderr = String::from_utf8_lossy(&recorded.stderr);
-    assert!(!stderr.contains("no derivative rule"), "{stderr}");
+    assert!(!stderr.contains("record:"), "{stderr}");
 
     let text = native.stdout_text();
     let outputs = text.lines().filter(|l| l.starts_with('y')).count();
-    assert_eq!(outputs, if avx512 { 5 } else { 2 });
-    let mut jacobian = vec![vec![0.0f64; INPUTS]; outputs];
-    for l in text.lines().filter(|l| l.starts_with("expect ")) {
-        let f: Vec<&str> = l.split_whitespace().collect();
-        jacobian[f[1].parse::<usize>().unwrap()][f[2].parse::<usize>().unwrap()] =
-            f[3].parse().unwrap();
+    let expect: Vec<(usize, usize, f64)> = text
+        .lines()
+        .filter(|l| l.starts_with("expect "))
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let n = |k: usize| f[k].parse::<usize>().expect("an index");
+            (n(1), n(2), f[3].parse().expect("a derivative"))
+        })
+        .collect();
+    let inputs = expect
+        .iter()
+        .map(|e| e.1 + 1)
+        .max()
+        .expect("expected derivatives");
+    let mut jacobian = vec![vec![0.0f64; inputs]; outputs];
+    for (o, i, d) in expect {
+        jacobian[o][i] = d;
     }
     assert!(
         jacobian.iter().all(|row| row.iter().any(|&d| d != 0.0)),
@@ -72,7 +85,7 @@ fn check(compiler: Compiler, opt: OptLevel, avx512: bool) {
         let got = sweep(&dir, "dg-output-bars", &bars, &[], "dg-input-bars");
         compare(&got, row, &format!("reverse sweep, output {o}"));
     }
-    let dots: Vec<f64> = (0..INPUTS).map(|i| (i as f64 + 1.0) / 8.0).collect();
+    let dots: Vec<f64> = (0..inputs).map(|i| (i as f64 + 1.0) / 8.0).collect();
     let text_dots: String = dots.iter().map(|d| format!("{d}\n")).collect();
     let got = sweep(
         &dir,
@@ -118,21 +131,21 @@ fn compare(got: &[f64], want: &[f64], what: &str) {
     }
 }
 
-macro_rules! gather_scatter_tests {
+macro_rules! vector_rule_tests {
     ($($name:ident => $compiler:ident $opt:ident;)+) => {
         #[allow(non_snake_case)]
-        mod avx2 {
+        mod gathers_avx2 {
             use super::*;
             $(
                 #[test]
                 #[cfg_attr(not(host_avx2), ignore = "this CPU has no AVX2: the gathers cannot run here")]
                 fn $name() {
-                    check(Compiler::$compiler, OptLevel::$opt, false);
+                    check("gather_scatter", &[], Compiler::$compiler, OptLevel::$opt);
                 }
             )+
         }
         #[allow(non_snake_case)]
-        mod avx512 {
+        mod gathers_scatters_avx512 {
             use super::*;
             $(
                 #[test]
@@ -141,14 +154,28 @@ macro_rules! gather_scatter_tests {
                     ignore = "this CPU has no AVX-512: its gathers and scatters cannot run here"
                 )]
                 fn $name() {
-                    check(Compiler::$compiler, OptLevel::$opt, true);
+                    check("gather_scatter", &["avx512f"], Compiler::$compiler, OptLevel::$opt);
+                }
+            )+
+        }
+        #[allow(non_snake_case)]
+        mod avx512_math_and_masks {
+            use super::*;
+            $(
+                #[test]
+                #[cfg_attr(
+                    not(host_avx512),
+                    ignore = "this CPU has no AVX-512: vgetmant, vscalef and k masks cannot run here"
+                )]
+                fn $name() {
+                    check("avx512_rules", &[], Compiler::$compiler, OptLevel::$opt);
                 }
             )+
         }
     };
 }
 
-gather_scatter_tests! {
+vector_rule_tests! {
     gcc_O0 => Gcc O0;
     gcc_O3 => Gcc O3;
     clang_O0 => Clang O0;

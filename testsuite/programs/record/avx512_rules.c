@@ -1,0 +1,143 @@
+/* Derivative rules of AVX-512 instructions vectorised math kernels use
+ * (numpy's SVML, libmvec): vgetmant, vgetexp, vreduce, vscalef; the
+ * rounding trick inside an FMA, with a shifter that keeps fraction bits
+ * and carries an exponent bias; and merge masking of instructions whose
+ * result is a constant (the masked zero idiom, integer arithmetic), whose
+ * masked-off lanes keep their values and derivatives.
+ *
+ * Inputs x[0..8) (double). Each output is a weighted sum; the program
+ * prints the gradient the instructions' definitions give (`expect OUTPUT
+ * INPUT d`), worked out with scalar code, for the test to compare with the
+ * recorded tape's (testsuite/tests/record_vector_rules.rs). Needs AVX-512F
+ * and DQ. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <valgrind/derivgrind.h>
+
+#define N 8
+static double x[N];
+static double expect[4][N];
+static const double w[N] = {1, 2, 3, 4, 5, 6, 7, 8};
+
+static double weigh(const double *v)
+{
+    double s = 0;
+    for (int j = 0; j < N; j++) s += v[j] * w[j];
+    return s;
+}
+
+__attribute__((target("avx512f,avx512dq"))) int main(void)
+{
+    static const double x0[N] = {3.3, -0.37, 12.5, 0.8, -5.75, 1.4, 0.31, 7.0};
+    for (int i = 0; i < N; i++) {
+        x[i] = x0[i];
+        DG_INPUTF(x[i]);
+    }
+    double y[4], v[N];
+
+    /* 0: `vxorpd v{k}, t, t` zeroes lanes 0-3 only; `vpaddq v{k}, t, t`
+     * (integer, a constant result) writes lanes 1, 2, 4 only. */
+    memcpy(v, x, sizeof v);
+    __asm__ volatile("vmovupd %[v], %%zmm0\n\t"
+                     "vmovupd %[v], %%zmm1\n\t"
+                     "movl $0x0f, %%eax\n\t"
+                     "kmovw %%eax, %%k1\n\t"
+                     "vxorpd %%zmm1, %%zmm1, %%zmm0%{%%k1%}\n\t"
+                     "movl $0x16, %%eax\n\t"
+                     "kmovw %%eax, %%k2\n\t"
+                     "vpaddq %%zmm1, %%zmm1, %%zmm0%{%%k2%}\n\t"
+                     "vmovupd %%zmm0, %[v]\n\t"
+                     : [v] "+m"(v)
+                     :
+                     : "rax", "xmm0", "xmm1", "k1", "k2");
+    y[0] = weigh(v);
+    for (int j = 0; j < N; j++) {
+        if (!(0x0f & (1 << j)) && !(0x16 & (1 << j))) expect[0][j] += w[j];
+    }
+
+    /* 1: vgetmantpd with the four intervals (sign from the source) and
+     * sign control 0: m = x / 2^k, dm/dx = 2^-k (worked out by frexp). */
+    double s1 = 0;
+    static const int imms[5] = {0, 1, 2, 3, 4};
+    for (int c = 0; c < 5; c++) {
+        memcpy(v, x, sizeof v);
+        switch (imms[c]) {
+        case 0: __asm__ volatile("vgetmantpd $0, %0, %%zmm0\n\tvmovupd %%zmm0, %0" : "+m"(v) : : "xmm0"); break;
+        case 1: __asm__ volatile("vgetmantpd $1, %0, %%zmm0\n\tvmovupd %%zmm0, %0" : "+m"(v) : : "xmm0"); break;
+        case 2: __asm__ volatile("vgetmantpd $2, %0, %%zmm0\n\tvmovupd %%zmm0, %0" : "+m"(v) : : "xmm0"); break;
+        case 3: __asm__ volatile("vgetmantpd $3, %0, %%zmm0\n\tvmovupd %%zmm0, %0" : "+m"(v) : : "xmm0"); break;
+        case 4: __asm__ volatile("vgetmantpd $4, %0, %%zmm0\n\tvmovupd %%zmm0, %0" : "+m"(v) : : "xmm0"); break;
+        }
+        s1 += weigh(v) * (c + 1);
+        for (int j = 0; j < N; j++) {
+            /* |x| = s 2^q with s in [1, 2) (q = e - 1 for frexp's e): the
+             * interval [1, 2) gives s, [1/2, 1) gives s/2, [1/2, 2) gives
+             * s/2 when q is odd, [3/4, 3/2) gives s/2 when s >= 3/2. */
+            int e;
+            frexp(x0[j], &e);
+            int q = e - 1;
+            double s_ = fabs(x0[j]) / ldexp(1.0, q);
+            int halve;
+            switch (imms[c] & 3) {
+            case 0: halve = 0; break;
+            case 1: halve = q & 1; break;
+            case 2: halve = 1; break;
+            default: halve = s_ >= 1.5; break;
+            }
+            double scale = ldexp(1.0, -q - halve);
+            /* sign control 01b (imm 4): the result is |m| */
+            double sign = (imms[c] & 4) && x0[j] < 0 ? -1.0 : 1.0;
+            expect[1][j] += w[j] * (c + 1) * scale * sign;
+        }
+    }
+    y[1] = s1;
+
+    /* 2: vgetexppd (a staircase: 0), vreducepd keeping 2 fraction bits
+     * (x - round(4x)/4: 1), vscalefpd by 3.5 (x 2^3: 8). */
+    double a[N], b[N], c[N];
+    memcpy(a, x, sizeof a);
+    memcpy(b, x, sizeof b);
+    memcpy(c, x, sizeof c);
+    __asm__ volatile("vgetexppd %0, %%zmm0\n\tvmovupd %%zmm0, %0" : "+m"(a) : : "xmm0");
+    __asm__ volatile("vreducepd $0x20, %0, %%zmm0\n\tvmovupd %%zmm0, %0" : "+m"(b) : : "xmm0");
+    __asm__ volatile("vbroadcastsd %1, %%zmm1\n\t"
+                     "vmovupd %0, %%zmm2\n\t"
+                     "vscalefpd %%zmm1, %%zmm2, %%zmm0\n\tvmovupd %%zmm0, %0"
+                     : "+m"(c)
+                     : "m"((double){3.5})
+                     : "xmm0", "xmm1", "xmm2");
+    y[2] = weigh(a) + 2 * weigh(b) + 3 * weigh(c);
+    for (int j = 0; j < N; j++) expect[2][j] = w[j] * (2 * 1.0 + 3 * 8.0);
+
+    /* 3: the rounding trick in an FMA, as exp kernels do:
+     * n = fma(x, 16/ln 2, 1.5*2^48 + 1023) keeps 4 fraction bits and the
+     * bias; r = x - (n - shifter) ln 2 / 16 is x's reduced argument: dr/dx
+     * = 1, the staircase n has derivative 0. */
+    const double shifter = 1.5 * 281474976710656.0 + 1023.0;
+    const double c1 = 16.0 / 0.693147180559945309417;
+    double r[N];
+    for (int j = 0; j < N; j++) {
+        double n;
+        __asm__ volatile("vmovsd %1, %%xmm0\n\t"
+                         "vmovsd %2, %%xmm1\n\t"
+                         "vfmadd213sd %3, %%xmm1, %%xmm0\n\t"
+                         "vmovsd %%xmm0, %0"
+                         : "=m"(n)
+                         : "m"(x[j]), "m"(c1), "m"(shifter)
+                         : "xmm0", "xmm1");
+        r[j] = x[j] - (n - shifter) * (0.693147180559945309417 / 16.0);
+    }
+    y[3] = weigh(r);
+    for (int j = 0; j < N; j++) expect[3][j] = w[j];
+
+    for (int o = 0; o < 4; o++) {
+        DG_OUTPUTF(y[o]);
+        printf("y%d = %.9g\n", o, y[o]);
+    }
+    for (int o = 0; o < 4; o++) {
+        for (int i = 0; i < N; i++) printf("expect %d %d %.17g\n", o, i, expect[o][i]);
+    }
+    printf("END avx512_rules\n");
+    return 0;
+}
