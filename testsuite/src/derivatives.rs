@@ -1215,6 +1215,21 @@ pub fn dg_eval() -> PathBuf {
     path
 }
 
+/// For tests: writes `seeds` to `DIR/seed_file`, runs `dg-eval DIR`
+/// (`--forward` if `forward`) and returns the values of `DIR/result_file`;
+/// panics with dg-eval's message when it fails.
+pub fn eval_values(
+    dir: &Path,
+    seed_file: &str,
+    seeds: &str,
+    result_file: &str,
+    forward: bool,
+) -> Vec<f64> {
+    let text =
+        run_dg_eval(dir, seed_file, seeds, result_file, forward).unwrap_or_else(|e| panic!("{e}"));
+    parse_numbers(&text).unwrap_or_else(|e| panic!("{result_file}: {e}"))
+}
+
 /// A fresh directory for one test's recording, kept when the test fails.
 fn record_dir(test: &str) -> PathBuf {
     let dir = matrix_dir().join("record").join(test.replace("::", "__"));

@@ -4,7 +4,7 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use testsuite::derivatives::dg_eval;
+use testsuite::derivatives::{dg_eval, eval_values};
 use testsuite::{
     build_program_at, programs_dir, run_native, run_under_dgad, workspace_root, Compiler,
     Invocation, OptLevel, ScratchDir,
@@ -58,21 +58,7 @@ fn record_with(inv: &Invocation, dir: &Path, extra: &[(&str, &str)]) -> testsuit
 
 /// Runs `dg-eval DIR` with one bar per output and returns the input bars.
 fn gradient(dir: &Path, output_bars: &str) -> Vec<f64> {
-    std::fs::write(dir.join("dg-output-bars"), output_bars).unwrap();
-    let out = std::process::Command::new(dg_eval())
-        .arg(dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "dg-eval failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    std::fs::read_to_string(dir.join("dg-input-bars"))
-        .unwrap()
-        .lines()
-        .map(|l| l.trim().parse().unwrap())
-        .collect()
+    eval_values(dir, "dg-output-bars", output_bars, "dg-input-bars", false)
 }
 
 /// dy/dx of y_n with y_{k+1} = y_k x + 0.5, y_0 = 1, by the same recurrence

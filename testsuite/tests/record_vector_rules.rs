@@ -13,8 +13,7 @@
 //!   shifter, and merge masking of instructions whose result is a constant.
 
 use std::ffi::OsString;
-use std::path::Path;
-use testsuite::derivatives::dg_eval;
+use testsuite::derivatives::eval_values;
 use testsuite::{
     build_program_at, programs_dir, run_native, run_under_dgad, workspace_root, Compiler,
     Invocation, OptLevel, ScratchDir,
@@ -82,43 +81,17 @@ fn check(name: &str, args: &[&str], compiler: Compiler, opt: OptLevel) {
         let bars: String = (0..outputs)
             .map(|k| if k == o { "1.0\n" } else { "0.0\n" })
             .collect();
-        let got = sweep(&dir, "dg-output-bars", &bars, &[], "dg-input-bars");
+        let got = eval_values(&dir, "dg-output-bars", &bars, "dg-input-bars", false);
         compare(&got, row, &format!("reverse sweep, output {o}"));
     }
     let dots: Vec<f64> = (0..inputs).map(|i| (i as f64 + 1.0) / 8.0).collect();
     let text_dots: String = dots.iter().map(|d| format!("{d}\n")).collect();
-    let got = sweep(
-        &dir,
-        "dg-input-dots",
-        &text_dots,
-        &["--forward"],
-        "dg-output-dots",
-    );
+    let got = eval_values(&dir, "dg-input-dots", &text_dots, "dg-output-dots", true);
     let want: Vec<f64> = jacobian
         .iter()
         .map(|row| row.iter().zip(&dots).map(|(j, d)| j * d).sum())
         .collect();
     compare(&got, &want, "forward sweep");
-}
-
-/// Writes `input` to `dir/from`, runs dg-eval and reads `dir/to`.
-fn sweep(dir: &Path, from: &str, input: &str, args: &[&str], to: &str) -> Vec<f64> {
-    std::fs::write(dir.join(from), input).unwrap();
-    let out = std::process::Command::new(dg_eval())
-        .arg(dir)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "dg-eval: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    std::fs::read_to_string(dir.join(to))
-        .unwrap()
-        .lines()
-        .map(|l| l.trim().parse().unwrap())
-        .collect()
 }
 
 fn compare(got: &[f64], want: &[f64], what: &str) {
