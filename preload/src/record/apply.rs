@@ -613,7 +613,10 @@ fn bit_logic(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction, op: LogicOp)
             read_shadow(ctx, ShadowLoc::Reg(loc), &mut old);
             let mut full = if legacy { old } else { [0u8; 64] };
             full[..bytes].copy_from_slice(&out[..bytes]);
-            apply_mask(ctx, insn, &old, &mut full, w, bytes / w);
+            // A mask bit covers an element (`vxorpd`: 8 bytes), not a
+            // 4-byte shadow granule.
+            let elem = masked_element_bytes(insn).unwrap_or(w);
+            apply_mask(ctx, insn, &old, &mut full, elem, bytes / elem);
             write_shadow(ctx, ShadowLoc::Reg(loc), &full);
         }
         OpKind::Memory => {
@@ -878,6 +881,13 @@ fn gather_scatter(ctx: &mut ThreadCtx, insn: &Instruction) {
         }
         None => {}
     }
+}
+
+/// The bytes one bit of an EVEX instruction's mask covers: its element
+/// size (iced's opcode table), whatever the register's data.
+fn masked_element_bytes(insn: &Instruction) -> Option<usize> {
+    let elem = insn.code().op_code().memory_size().element_size();
+    matches!(elem, 1 | 2 | 4 | 8).then_some(elem)
 }
 
 fn is_immediate(k: OpKind) -> bool {
@@ -1445,10 +1455,7 @@ fn merge_masked_lanes(
     {
         return None;
     }
-    let elem = insn.code().op_code().memory_size().element_size();
-    if !matches!(elem, 1 | 2 | 4 | 8) {
-        return None;
-    }
+    let elem = masked_element_bytes(insn)?;
     let loc = reg_shadow_offset(insn.op0_register())?;
     let mut old = [0u8; 64];
     read_shadow(ctx, ShadowLoc::Reg(loc), &mut old);

@@ -1,9 +1,10 @@
 /* Derivative rules of AVX-512 instructions vectorised math kernels use
  * (numpy's SVML, libmvec): vgetmant, vgetexp, vreduce, vscalef; the
  * rounding trick inside an FMA, with a shifter that keeps fraction bits
- * and carries an exponent bias; and merge masking of instructions whose
+ * and carries an exponent bias; merge masking of instructions whose
  * result is a constant (the masked zero idiom, integer arithmetic), whose
- * masked-off lanes keep their values and derivatives.
+ * masked-off lanes keep their values and derivatives; and sign tricks
+ * (negation, abs) under a mask, whose bits cover 8-byte elements.
  *
  * Inputs x[0..8) (double). Each output is a weighted sum; the program
  * prints the gradient the instructions' definitions give (`expect OUTPUT
@@ -17,7 +18,7 @@
 
 #define N 8
 static double x[N];
-static double expect[4][N];
+static double expect[5][N];
 static const double w[N] = {1, 2, 3, 4, 5, 6, 7, 8};
 
 static double weigh(const double *v)
@@ -34,7 +35,7 @@ __attribute__((target("avx512f,avx512dq"))) int main(void)
         x[i] = x0[i];
         DG_INPUTF(x[i]);
     }
-    double y[4], v[N];
+    double y[5], v[N];
 
     /* 0: `vxorpd v{k}, t, t` zeroes lanes 0-3 only; `vpaddq v{k}, t, t`
      * (integer, a constant result) writes lanes 1, 2, 4 only. */
@@ -131,11 +132,31 @@ __attribute__((target("avx512f,avx512dq"))) int main(void)
     y[3] = weigh(r);
     for (int j = 0; j < N; j++) expect[3][j] = w[j];
 
-    for (int o = 0; o < 4; o++) {
+    /* 4: `vxorpd v{k=0x0f}, v, -0.0` negates lanes 0-3; then
+     * `vandnpd v{k=0xf0}, -0.0, v` takes the absolute value of lanes 4-7. */
+    memcpy(v, x, sizeof v);
+    __asm__ volatile("vmovupd %[v], %%zmm0\n\t"
+                     "vbroadcastsd %[sign], %%zmm1\n\t"
+                     "movl $0x0f, %%eax\n\t"
+                     "kmovw %%eax, %%k1\n\t"
+                     "vxorpd %%zmm1, %%zmm0, %%zmm0%{%%k1%}\n\t"
+                     "movl $0xf0, %%eax\n\t"
+                     "kmovw %%eax, %%k2\n\t"
+                     "vandnpd %%zmm0, %%zmm1, %%zmm0%{%%k2%}\n\t"
+                     "vmovupd %%zmm0, %[v]\n\t"
+                     : [v] "+m"(v)
+                     : [sign] "m"((double){-0.0})
+                     : "rax", "xmm0", "xmm1", "k1", "k2");
+    y[4] = weigh(v);
+    for (int j = 0; j < N; j++) {
+        expect[4][j] = w[j] * (j < 4 ? -1.0 : (x0[j] < 0 ? -1.0 : 1.0));
+    }
+
+    for (int o = 0; o < 5; o++) {
         DG_OUTPUTF(y[o]);
         printf("y%d = %.9g\n", o, y[o]);
     }
-    for (int o = 0; o < 4; o++) {
+    for (int o = 0; o < 5; o++) {
         for (int i = 0; i < N; i++) printf("expect %d %d %.17g\n", o, i, expect[o][i]);
     }
     printf("END avx512_rules\n");
