@@ -326,12 +326,16 @@ fn specific_plan(insn: &Instruction, flags_free: bool) -> Plan {
     }
     match semantics(insn.code()) {
         Some(Semantics::NoWrite) | Some(Semantics::Special(SpecialKind::Control)) => Plan::Nothing,
-        Some(Semantics::Passive) if flags_free && is_vector_integer_arithmetic(insn) => {
-            // Integer arithmetic on floating-point bits (exponent tricks)
-            // loses the derivative: the runtime reports it when it happens.
-            passive_unless_active(insn, true)
-                .or_else(|| passive_registers(insn).map(Plan::ClearRegisters))
-                .unwrap_or(Plan::Runtime)
+        Some(Semantics::Passive) if is_vector_integer_arithmetic(insn) => {
+            // Integer arithmetic on floating-point bits (exponent tricks):
+            // the runtime gives the exponent add its derivative or reports
+            // the loss. Inline only the check that every input is passive
+            // (which needs the flags; `record_plan` saves live ones).
+            if flags_free {
+                passive_unless_active(insn, true).unwrap_or(Plan::Runtime)
+            } else {
+                Plan::Runtime
+            }
         }
         Some(Semantics::Passive) if !byte_granular_shift(insn) => passive_registers(insn)
             .map(Plan::ClearRegisters)
@@ -410,9 +414,11 @@ pub fn is_vector_integer_arithmetic(insn: &Instruction) -> bool {
     let table = BY_MNEMONIC.get_or_init(|| {
         iced_x86::Mnemonic::values()
             .map(|m| {
-                let name = format!("{m:?}");
-                let name = name.strip_prefix('V').unwrap_or(&name);
-                ["Padd", "Psub", "Pmul", "Psll", "Psrl", "Psra"]
+                // `Vpaddd` as well as `Paddd`: compare without the `v`, in
+                // lower case (a case mismatch once hid every VEX form).
+                let name = format!("{m:?}").to_ascii_lowercase();
+                let name = name.strip_prefix('v').unwrap_or(&name);
+                ["padd", "psub", "pmul", "psll", "psrl", "psra"]
                     .iter()
                     .any(|p| name.starts_with(p))
             })

@@ -2076,6 +2076,39 @@ pub static FORMULAS: &[Formula] = &[
         jacobian: |_| vec![vec![496.0]],
         ..BASE
     },
+    Formula {
+        name: "vec_double_to_float",
+        about: "32 doubles i*a narrowed to float in a vectorisable loop (cvtpd2ps, whose \
+                destination is half its source's width), then summed in double",
+        inputs: A,
+        outputs: Y,
+        c: code(
+            "double ds[32], s = 0.0;
+            float fs[32];
+            for (int i = 0; i < 32; i++) ds[i] = (double)a * (double)i;
+            for (int i = 0; i < 32; i++) fs[i] = (float)ds[i];
+            for (int i = 0; i < 32; i++) s += (double)fs[i];
+            real y = (real)s;",
+        ),
+        fortran: code(
+            "real(wp) :: y
+            real(8) :: ds(32), s
+            real(4) :: fs(32)
+            integer :: i
+            do i = 1, 32
+            ds(i) = real(a, 8) * real(i - 1, 8)
+            end do
+            fs = real(ds, 4)
+            s = 0.0_8
+            do i = 1, 32
+            s = s + real(fs(i), 8)
+            end do
+            y = real(s, wp)",
+        ),
+        value: |x| vec![496.0 * x[0]],
+        jacobian: |_| vec![vec![496.0]],
+        ..BASE
+    },
     // --- Matrix-vector products ------------------------------------------------------
     Formula {
         name: "matvec_const",

@@ -10,7 +10,9 @@
 //!   indices and a half-filled qword-indexed gather;
 //! - `avx512_rules.c`: `vgetmant` (every interval), `vgetexp`, `vreduce`,
 //!   `vscalef`, the rounding trick inside an FMA with a table-indexing
-//!   shifter, and merge masking of instructions whose result is a constant.
+//!   shifter, merge masking of instructions whose result is a constant,
+//!   and integer exponent arithmetic (`vpaddq`/`psubq`/`vpaddd` of k·2^52
+//!   or k·2^23: a scaling by 2^±k), narrowing conversions from memory.
 
 use std::ffi::OsString;
 use testsuite::derivatives::eval_values;

@@ -35,6 +35,7 @@ pub fn instrument(ctx: &mut ThreadCtx, insn: &Instruction) {
         Some(Semantics::Special(SpecialKind::StateSave)) => super::statesave::apply(ctx, &insn),
         Some(Semantics::NoWrite) | Some(Semantics::Special(SpecialKind::Control)) => {}
         Some(Semantics::Passive) if byte_granular_shift(&insn) => moves(ctx, &insn),
+        Some(Semantics::Passive) if exponent_scaling(ctx, r, &insn) => {}
         Some(Semantics::Passive) => {
             let report = rewriter::instrument::is_vector_integer_arithmetic(&insn);
             clear_written(ctx, &insn, report)
@@ -232,6 +233,16 @@ fn data_operands(insn: &Instruction) -> Vec<u32> {
     (0..insn.op_count())
         .filter(|&i| matches!(insn.op_kind(i), OpKind::Register | OpKind::Memory))
         .collect()
+}
+
+/// The width of a vector source operand: the register's, or for memory
+/// the packed width the instruction reads (a broadcast's full width too).
+fn source_bytes(insn: &Instruction, op: u32) -> usize {
+    match insn.op_kind(op) {
+        OpKind::Register => insn.op_register(op).size(),
+        _ => insn.code().op_code().memory_size().size(),
+    }
+    .min(64)
 }
 
 fn dest_bytes(insn: &Instruction) -> usize {
@@ -450,19 +461,18 @@ fn fp_convert(ctx: &mut ThreadCtx, insn: &Instruction, from: Elem, to: Elem, sha
         }
     }
     let (wf, wt) = (elem_bytes(from), elem_bytes(to));
-    let lanes = if shape == Shape::Scalar {
-        1
-    } else {
-        dest_bytes(insn).max(insn.op_register(*ops.last().unwrap()).size()) / wf.max(wt)
-    };
-    let lanes = if shape == Shape::Packed && wt < wf {
-        lanes.min(dest_bytes(insn) / wt)
-    } else {
-        lanes
+    // Widening fills the destination; narrowing converts the whole source,
+    // whose width the destination does not tell (`vcvtpd2ps xmm` takes an
+    // xmm or a ymm), nor, for memory, the register size.
+    let lanes = match shape {
+        Shape::Scalar => 1,
+        _ if wt >= wf => dest_bytes(insn) / wt,
+        _ => source_bytes(insn, *ops.last().unwrap()) / wf,
     };
     if shape == Shape::Packed && wt < wf {
-        // Narrowing: the destination holds half as many bytes; the rest is zero.
-        out[lanes * wt..].fill(0);
+        // Narrowing: the converted lanes fill half the source's width; the
+        // rest of the register is zero (of its xmm part, for legacy SSE).
+        out[lanes * wt..if legacy { 16 } else { 64 }].fill(0);
     }
     for lane in 0..lanes {
         let idx = src.index(lane, from);
@@ -881,6 +891,89 @@ fn gather_scatter(ctx: &mut ThreadCtx, insn: &Instruction) {
         }
         None => {}
     }
+}
+
+/// Integer addition of `k·2^23` to a float lane's bits (`k·2^52` to a
+/// double's, in qword lanes), or subtraction from them: a multiplication
+/// by 2^±k while the exponent stays in range — how vectorised `exp`
+/// kernels apply 2^n (numpy's AVX2 float32 `exp`: `vpslld` then `vpaddd`).
+/// Lanes with one active operand and a passive one whose mantissa bits are
+/// zero get a block with that partial; lanes with both passive stay
+/// passive. Returns false, leaving the instruction to the general rule
+/// (a constant, reported), when any lane is something else.
+fn exponent_scaling(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction) -> bool {
+    use iced_x86::Mnemonic as M;
+    let (elem, subtract) = match insn.mnemonic() {
+        M::Paddd | M::Vpaddd => (Elem::F32, false),
+        M::Paddq | M::Vpaddq => (Elem::F64, false),
+        M::Psubd | M::Vpsubd => (Elem::F32, true),
+        M::Psubq | M::Vpsubq => (Elem::F64, true),
+        _ => return false,
+    };
+    let ops = data_operands(insn);
+    let legacy = insn.encoding() == EncodingKind::Legacy;
+    let (ia, ib) = if legacy { (0, 1) } else { (1, 2) };
+    if insn.op0_kind() != OpKind::Register || ops.len() <= ib {
+        return false;
+    }
+    let (Some(a), Some(b)) = (
+        lanes_of(ctx, insn, ops[ia], elem),
+        lanes_of(ctx, insn, ops[ib], elem),
+    ) else {
+        return false;
+    };
+    let (w, mantissa, exponent_max) = match elem {
+        Elem::F32 => (4, 23, 0xff_i64),
+        _ => (8, 52, 0x7ff_i64),
+    };
+    let bits = |l: &Lanes, lane: usize| -> u64 {
+        let mut v = [0u8; 8];
+        v[..w].copy_from_slice(&l.data[lane * w..][..w]);
+        u64::from_le_bytes(v)
+    };
+    let lanes = dest_bytes(insn) / w;
+    let mut blocks = Vec::with_capacity(lanes);
+    for lane in 0..lanes {
+        let (xa, xb) = (a.index(lane, elem), b.index(lane, elem));
+        let (active, index, step) = match (xa, xb) {
+            (0, 0) => {
+                blocks.push(None);
+                continue;
+            }
+            (i, 0) => (bits(&a, lane), i, bits(&b, lane)),
+            (0, i) if !subtract => (bits(&b, lane), i, bits(&a, lane)),
+            _ => return false,
+        };
+        // The step as a signed count of exponent units.
+        let signed = if w == 4 {
+            i64::from(step as u32 as i32)
+        } else {
+            step as i64
+        };
+        if signed & ((1 << mantissa) - 1) != 0 {
+            return false;
+        }
+        let k = (signed >> mantissa) * if subtract { -1 } else { 1 };
+        let e = ((active >> mantissa) as i64) & exponent_max;
+        if e == 0 || e == exponent_max || !(1..exponent_max).contains(&(e + k)) {
+            return false;
+        }
+        blocks.push(Some((index, 2f64.powi(k as i32))));
+    }
+    let Some(loc) = reg_shadow_offset(insn.op0_register()) else {
+        return false;
+    };
+    let mut old = [0u8; 64];
+    read_shadow(ctx, ShadowLoc::Reg(loc), &mut old);
+    let mut out = if legacy { old } else { [0u8; 64] };
+    for (lane, block) in blocks.into_iter().enumerate() {
+        let idx = block.map_or(0, |(i, p)| result_index(ctx, r, i, p, 0, 0.0));
+        out[lane * w..][..w].fill(0);
+        out[lane * w..][..4].copy_from_slice(&idx.to_le_bytes());
+    }
+    apply_mask(ctx, insn, &old, &mut out, w, lanes);
+    write_shadow(ctx, ShadowLoc::Reg(loc), &out);
+    true
 }
 
 /// The bytes one bit of an EVEX instruction's mask covers: its element

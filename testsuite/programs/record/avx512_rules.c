@@ -4,7 +4,9 @@
  * and carries an exponent bias; merge masking of instructions whose
  * result is a constant (the masked zero idiom, integer arithmetic), whose
  * masked-off lanes keep their values and derivatives; and sign tricks
- * (negation, abs) under a mask, whose bits cover 8-byte elements.
+ * (negation, abs) under a mask, whose bits cover 8-byte elements; and
+ * integer addition of k<<52 (k<<23) to a double's (float's) bits, a
+ * scaling by 2^k as exp kernels apply it.
  *
  * Inputs x[0..8) (double). Each output is a weighted sum; the program
  * prints the gradient the instructions' definitions give (`expect OUTPUT
@@ -18,7 +20,7 @@
 
 #define N 8
 static double x[N];
-static double expect[5][N];
+static double expect[6][N];
 static const double w[N] = {1, 2, 3, 4, 5, 6, 7, 8};
 
 static double weigh(const double *v)
@@ -35,10 +37,10 @@ __attribute__((target("avx512f,avx512dq"))) int main(void)
         x[i] = x0[i];
         DG_INPUTF(x[i]);
     }
-    double y[5], v[N];
+    double y[6], v[N];
 
-    /* 0: `vxorpd v{k}, t, t` zeroes lanes 0-3 only; `vpaddq v{k}, t, t`
-     * (integer, a constant result) writes lanes 1, 2, 4 only. */
+    /* 0: `vxorpd v{k}, t, t` zeroes lanes 0-3 only; `vpaddq v{k}, c, c`
+     * (integer arithmetic on constants) writes lanes 1, 2, 4 only. */
     memcpy(v, x, sizeof v);
     __asm__ volatile("vmovupd %[v], %%zmm0\n\t"
                      "vmovupd %[v], %%zmm1\n\t"
@@ -47,11 +49,12 @@ __attribute__((target("avx512f,avx512dq"))) int main(void)
                      "vxorpd %%zmm1, %%zmm1, %%zmm0%{%%k1%}\n\t"
                      "movl $0x16, %%eax\n\t"
                      "kmovw %%eax, %%k2\n\t"
-                     "vpaddq %%zmm1, %%zmm1, %%zmm0%{%%k2%}\n\t"
+                     "vpbroadcastq %[c], %%zmm2\n\t"
+                     "vpaddq %%zmm2, %%zmm2, %%zmm0%{%%k2%}\n\t"
                      "vmovupd %%zmm0, %[v]\n\t"
                      : [v] "+m"(v)
-                     :
-                     : "rax", "xmm0", "xmm1", "k1", "k2");
+                     : [c] "m"((long long){1LL << 52})
+                     : "rax", "xmm0", "xmm1", "xmm2", "k1", "k2");
     y[0] = weigh(v);
     for (int j = 0; j < N; j++) {
         if (!(0x0f & (1 << j)) && !(0x16 & (1 << j))) expect[0][j] += w[j];
@@ -152,11 +155,54 @@ __attribute__((target("avx512f,avx512dq"))) int main(void)
         expect[4][j] = w[j] * (j < 4 ? -1.0 : (x0[j] < 0 ? -1.0 : 1.0));
     }
 
-    for (int o = 0; o < 5; o++) {
+    /* 5: exponent arithmetic: `vpaddq` of 3<<52 (x 8), legacy `psubq` of
+     * 2<<52 (x 1/4), and on floats `vpaddd` of 5<<23 (x 32); conversions
+     * to float and back (x 1). */
+    memcpy(a, x, sizeof a);
+    memcpy(b, x, sizeof b);
+    __asm__ volatile("vpbroadcastq %1, %%zmm1\n\t"
+                     "vpaddq %0, %%zmm1, %%zmm0\n\t"
+                     "vmovupd %%zmm0, %0"
+                     : "+m"(a)
+                     : "m"((long long){3LL << 52})
+                     : "xmm0", "xmm1");
+    for (int j = 0; j < N; j += 2) {
+        __asm__ volatile("movupd %0, %%xmm0\n\t"
+                         "movq %1, %%xmm1\n\t"
+                         "punpcklqdq %%xmm1, %%xmm1\n\t"
+                         "psubq %%xmm1, %%xmm0\n\t"
+                         "movupd %%xmm0, %0"
+                         : "+m"(*(double(*)[2])&b[j])
+                         : "m"((long long){2LL << 52})
+                         : "xmm0", "xmm1");
+    }
+    __asm__ volatile("vcvtpd2ps %1, %%ymm0\n\t"
+                     "vpbroadcastd %2, %%ymm1\n\t"
+                     "vpaddd %%ymm1, %%ymm0, %%ymm0\n\t"
+                     "vcvtps2pd %%ymm0, %%zmm0\n\t"
+                     "vmovupd %%zmm0, %0"
+                     : "=m"(c)
+                     : "m"(x), "m"((int){5 << 23})
+                     : "xmm0", "xmm1");
+    /* Narrowing from memory: `vcvtpd2ps ymm, m512` above converts 8 lanes,
+     * `vcvtpd2ps xmm, m256` here 4 (the destination does not tell). */
+    double d[N];
+    for (int j = 0; j < N; j += 4) {
+        __asm__ volatile("vcvtpd2psy %1, %%xmm0\n\t"
+                         "vcvtps2pd %%xmm0, %%ymm0\n\t"
+                         "vmovupd %%ymm0, %0"
+                         : "=m"(*(double(*)[4])&d[j])
+                         : "m"(*(double(*)[4])&x[j])
+                         : "xmm0");
+    }
+    y[5] = weigh(a) + 2 * weigh(b) + 3 * weigh(c) + 4 * weigh(d);
+    for (int j = 0; j < N; j++) expect[5][j] = w[j] * (8.0 + 2 * 0.25 + 3 * 32.0 + 4.0);
+
+    for (int o = 0; o < 6; o++) {
         DG_OUTPUTF(y[o]);
         printf("y%d = %.9g\n", o, y[o]);
     }
-    for (int o = 0; o < 5; o++) {
+    for (int o = 0; o < 6; o++) {
         for (int i = 0; i < N; i++) printf("expect %d %d %.17g\n", o, i, expect[o][i]);
     }
     printf("END avx512_rules\n");
