@@ -226,12 +226,6 @@ impl Emitter {
         self.u32(disp);
     }
 
-    /// `mov rax, qword [rip + rel32]` with a placeholder; returns the field
-    /// offset. Clobbers `rax`, not the flags.
-    pub fn mov_rax_rip_placeholder(&mut self) -> usize {
-        self.rip_placeholder(&[0x48, 0x8b, 0x05])
-    }
-
     /// `not rax`. Clobbers `rax`, not the flags.
     pub fn not_rax(&mut self) {
         self.bytes(&[0x48, 0xf7, 0xd0]);
