@@ -1465,9 +1465,21 @@ fn clear_memory_written(ctx: &mut ThreadCtx, insn: &Instruction) {
         if !writes(m.access()) {
             continue;
         }
-        if let Some(ea) = effective_address(ctx, insn, 0) {
-            let size = m.memory_size().size().clamp(1, 64);
-            write_mem_shadow(ctx, ea, &[0u8; 64][..size]);
+        let Some(ea) = effective_address(ctx, insn, 0) else {
+            continue;
+        };
+        let size = m.memory_size().size().clamp(1, 64);
+        let k = insn.op_mask();
+        match masked_element_bytes(insn) {
+            // A masked store (`vpmovqd m{k}`, `vmovdqu8 m{k}`) leaves the
+            // elements its mask clears alone, values and shadows.
+            Some(elem) if k != Register::None && insn.op0_kind() == OpKind::Memory => {
+                let bits = super::guest::kreg_value(ctx, k.number());
+                for lane in (0..size / elem).filter(|lane| bits & (1 << lane) != 0) {
+                    write_mem_shadow(ctx, ea + (lane * elem) as u64, &[0u8; 64][..elem]);
+                }
+            }
+            _ => write_mem_shadow(ctx, ea, &[0u8; 64][..size]),
         }
     }
 }

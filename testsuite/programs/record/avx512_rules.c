@@ -6,7 +6,8 @@
  * masked-off lanes keep their values and derivatives; and sign tricks
  * (negation, abs) under a mask, whose bits cover 8-byte elements; and
  * integer addition of k<<52 (k<<23) to a double's (float's) bits, a
- * scaling by 2^k as exp kernels apply it.
+ * scaling by 2^k as exp kernels apply it; and masked stores of constants
+ * into active memory, which leave the elements their mask clears alone.
  *
  * Inputs x[0..8) (double). Each output is a weighted sum; the program
  * prints the gradient the instructions' definitions give (`expect OUTPUT
@@ -20,7 +21,7 @@
 
 #define N 8
 static double x[N];
-static double expect[6][N];
+static double expect[7][N];
 static const double w[N] = {1, 2, 3, 4, 5, 6, 7, 8};
 
 static double weigh(const double *v)
@@ -37,7 +38,7 @@ __attribute__((target("avx512f,avx512dq"))) int main(void)
         x[i] = x0[i];
         DG_INPUTF(x[i]);
     }
-    double y[6], v[N];
+    double y[7], v[N];
 
     /* 0: `vxorpd v{k}, t, t` zeroes lanes 0-3 only; `vpaddq v{k}, c, c`
      * (integer arithmetic on constants) writes lanes 1, 2, 4 only. */
@@ -198,11 +199,36 @@ __attribute__((target("avx512f,avx512dq"))) int main(void)
     y[5] = weigh(a) + 2 * weigh(b) + 3 * weigh(c) + 4 * weigh(d);
     for (int j = 0; j < N; j++) expect[5][j] = w[j] * (8.0 + 2 * 0.25 + 3 * 32.0 + 4.0);
 
-    for (int o = 0; o < 6; o++) {
+    /* 6: masked stores of constants over active values: `vmovupd m{k}`
+     * with k = 0x03 zeroes a[0], a[1] only; `vpmovqd m{k}` with k = 0x01
+     * writes the first 4 bytes of b[0] only (its value becomes a constant;
+     * b[1..3] keep theirs). */
+    memcpy(a, x, sizeof a);
+    memcpy(b, x, sizeof b);
+    static const double zeros[N];
+    static const long long qs[N] = {7, 7, 7, 7, 7, 7, 7, 7};
+    __asm__ volatile("vmovupd %1, %%zmm1\n\t"
+                     "movl $3, %%eax\n\t"
+                     "kmovw %%eax, %%k1\n\t"
+                     "vmovupd %%zmm1, %0%{%%k1%}"
+                     : "+m"(a)
+                     : "m"(zeros)
+                     : "rax", "xmm1", "k1");
+    __asm__ volatile("vmovdqu64 %1, %%zmm1\n\t"
+                     "movl $1, %%eax\n\t"
+                     "kmovw %%eax, %%k1\n\t"
+                     "vpmovqd %%zmm1, %0%{%%k1%}"
+                     : "+m"(*(double(*)[4])b)
+                     : "m"(qs)
+                     : "rax", "xmm1", "k1");
+    y[6] = weigh(a) + 2 * weigh(b);
+    for (int j = 0; j < N; j++) expect[6][j] = w[j] * ((j >= 2) + 2.0 * (j >= 1));
+
+    for (int o = 0; o < 7; o++) {
         DG_OUTPUTF(y[o]);
         printf("y%d = %.9g\n", o, y[o]);
     }
-    for (int o = 0; o < 6; o++) {
+    for (int o = 0; o < 7; o++) {
         for (int i = 0; i < N; i++) printf("expect %d %d %.17g\n", o, i, expect[o][i]);
     }
     printf("END avx512_rules\n");
