@@ -71,6 +71,10 @@ pub enum FpOp {
     /// AVX-512 `vreduce`: a minus a rounded to the precision the immediate
     /// names (∂/∂a = 1).
     Reduce,
+    /// AVX-512 `vrange`: one of a and b (min, max, or by magnitude, as the
+    /// immediate says) with a sign the immediate chooses (∂ = ±1 for the
+    /// operand picked).
+    Range,
     /// Fused multiply-add family: ±(a·b) ± c; the operand order is in
     /// [`FmaForm`].
     Fma(FmaForm),
@@ -218,6 +222,7 @@ const FP_STEMS: &[(&str, FpOp)] = &[
     ("scalef", FpOp::Scalef),
     ("getmant", FpOp::Mantissa),
     ("reduce", FpOp::Reduce),
+    ("range", FpOp::Range),
 ];
 
 /// Whole mnemonics (after dropping a VEX/EVEX `v`) that move data.

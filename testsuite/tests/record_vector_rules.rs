@@ -13,7 +13,8 @@
 //!   shifter, merge masking of instructions whose result is a constant,
 //!   and integer exponent arithmetic (`vpaddq`/`psubq`/`vpaddd` of k·2^52
 //!   or k·2^23: a scaling by 2^±k), narrowing conversions from memory,
-//!   masked stores of constants over active memory.
+//!   masked stores of constants over active memory, `vrange` (every
+//!   selection and sign control).
 
 use std::ffi::OsString;
 use testsuite::derivatives::eval_values;

@@ -119,7 +119,7 @@ pub fn partials(op: FpOp, a: f64, b: f64) -> (f64, f64) {
         FpOp::Round => (0.0, 0.0),
         FpOp::Scalef => (b.floor().exp2(), 0.0),
         FpOp::Reduce => (1.0, 0.0),
-        FpOp::HAdd | FpOp::AddSub | FpOp::HSub | FpOp::Fma(_) | FpOp::Mantissa => {
+        FpOp::HAdd | FpOp::AddSub | FpOp::HSub | FpOp::Fma(_) | FpOp::Mantissa | FpOp::Range => {
             unreachable!("lane-structured ops and ops that need their immediate")
         }
     }
@@ -405,7 +405,11 @@ fn fp_arith(
                 let idx = if rounds_to_integer(op, elem, (va, ia), (vb, ib)) {
                     0
                 } else {
-                    let (pa, pb) = partials(op, va, vb);
+                    let (pa, pb) = if op == FpOp::Range {
+                        super::avx512::range_partials(va, vb, insn.immediate8())
+                    } else {
+                        partials(op, va, vb)
+                    };
                     result_index(ctx, r, ia, pa, ib, pb)
                 };
                 set(&mut out, lane, idx);

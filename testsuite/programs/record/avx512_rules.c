@@ -7,7 +7,8 @@
  * (negation, abs) under a mask, whose bits cover 8-byte elements; and
  * integer addition of k<<52 (k<<23) to a double's (float's) bits, a
  * scaling by 2^k as exp kernels apply it; and masked stores of constants
- * into active memory, which leave the elements their mask clears alone.
+ * into active memory, which leave the elements their mask clears alone;
+ * vrange (min, max, by magnitude, with each sign control).
  *
  * Inputs x[0..8) (double). Each output is a weighted sum; the program
  * prints the gradient the instructions' definitions give (`expect OUTPUT
@@ -21,7 +22,7 @@
 
 #define N 8
 static double x[N];
-static double expect[7][N];
+static double expect[8][N];
 static const double w[N] = {1, 2, 3, 4, 5, 6, 7, 8};
 
 static double weigh(const double *v)
@@ -38,7 +39,7 @@ __attribute__((target("avx512f,avx512dq"))) int main(void)
         x[i] = x0[i];
         DG_INPUTF(x[i]);
     }
-    double y[7], v[N];
+    double y[8], v[N];
 
     /* 0: `vxorpd v{k}, t, t` zeroes lanes 0-3 only; `vpaddq v{k}, c, c`
      * (integer arithmetic on constants) writes lanes 1, 2, 4 only. */
@@ -224,11 +225,52 @@ __attribute__((target("avx512f,avx512dq"))) int main(void)
     y[6] = weigh(a) + 2 * weigh(b);
     for (int j = 0; j < N; j++) expect[6][j] = w[j] * ((j >= 2) + 2.0 * (j >= 1));
 
-    for (int o = 0; o < 7; o++) {
+    /* 7: vrangepd of x and 2 - x (both active: d(2 - x)/dx = -1) with
+     * each selection (imm bits 1:0: min, max, min and max magnitude) and
+     * each sign control (bits 3:2: from the first operand, from the one
+     * picked, cleared, set); the derivative is worked out from the values:
+     * the operand picked, times the sign the result gives it. */
+    double s7 = 0;
+    for (int imm = 0; imm < 16; imm++) {
+        double o7[N], m[N];
+        for (int j = 0; j < N; j++) m[j] = 2.0 - x[j];
+        switch (imm) {
+#define RANGE(i) case i: __asm__ volatile("vmovupd %1, %%zmm1\n\tvmovupd %2, %%zmm2\n\t" \
+                                          "vrangepd $" #i ", %%zmm2, %%zmm1, %%zmm0\n\tvmovupd %%zmm0, %0" \
+                                          : "=m"(o7) : "m"(x), "m"(m) : "xmm0", "xmm1", "xmm2"); break;
+        RANGE(0) RANGE(1) RANGE(2) RANGE(3) RANGE(4) RANGE(5) RANGE(6) RANGE(7)
+        RANGE(8) RANGE(9) RANGE(10) RANGE(11) RANGE(12) RANGE(13) RANGE(14) RANGE(15)
+#undef RANGE
+        }
+        s7 += weigh(o7) * (imm + 1);
+        for (int j = 0; j < N; j++) {
+            double a7 = x0[j], b7 = 2.0 - x0[j];
+            int pick_a;
+            switch (imm & 3) {
+            case 0: pick_a = a7 <= b7; break;
+            case 1: pick_a = a7 > b7; break;
+            case 2: pick_a = fabs(a7) <= fabs(b7); break;
+            default: pick_a = fabs(a7) > fabs(b7); break;
+            }
+            double picked = pick_a ? a7 : b7;
+            double sign_r;
+            switch (imm >> 2) {
+            case 0: sign_r = signbit(a7) ? -1 : 1; break;
+            case 1: sign_r = signbit(picked) ? -1 : 1; break;
+            case 2: sign_r = 1; break;
+            default: sign_r = -1; break;
+            }
+            double d = sign_r * (signbit(picked) ? -1 : 1) * (pick_a ? 1.0 : -1.0);
+            expect[7][j] += w[j] * (imm + 1) * d;
+        }
+    }
+    y[7] = s7;
+
+    for (int o = 0; o < 8; o++) {
         DG_OUTPUTF(y[o]);
         printf("y%d = %.9g\n", o, y[o]);
     }
-    for (int o = 0; o < 7; o++) {
+    for (int o = 0; o < 8; o++) {
         for (int i = 0; i < N; i++) printf("expect %d %d %.17g\n", o, i, expect[o][i]);
     }
     printf("END avx512_rules\n");
