@@ -50,11 +50,6 @@ struct ExpectedFailure {
     reason: &'static str,
 }
 
-const F32_LOG: &str = "numpy's own AVX2 float32 log kernel (simd_log_FLOAT) splits x into \
-    exponent and mantissa with bit masks (vandps/vorps); dgad treats bitwise results of \
-    active data that are not sign tricks as constants (and says so on stderr), so the \
-    derivative is 0";
-
 const SVML: &str = "with AVX-512 reported (DGAD_CPUID=native) numpy computes these with \
     its bundled SVML AVX-512 kernels (__svml_atan28_ha, its float32 arctan): they take \
     values apart with bitwise logic that is not a sign-bit trick (vxorpd/vxorps of active \
@@ -67,11 +62,6 @@ const SVML_TAN: &str = "with AVX-512 reported (DGAD_CPUID=native) numpy's SVML t
 
 /// The known failures. Keep docs/limitations.md in step.
 const EXPECTED_FAILURES: &[ExpectedFailure] = &[
-    ExpectedFailure {
-        run: "default",
-        cases: &["np32_log"],
-        reason: F32_LOG,
-    },
     ExpectedFailure {
         run: "avx512",
         cases: &["np64_arctan2", "np32_arctan"],

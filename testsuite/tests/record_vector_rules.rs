@@ -14,7 +14,11 @@
 //!   and integer exponent arithmetic (`vpaddq`/`psubq`/`vpaddd` of k·2^52
 //!   or k·2^23: a scaling by 2^±k), narrowing conversions from memory,
 //!   masked stores of constants over active memory, `vrange` (every
-//!   selection and sign control).
+//!   selection and sign control);
+//! - `significand_masks.c`: bit masks that take a float apart (`x &
+//!   0x007fffff`, `| 0x3f800000`, `andnot` of the exponent), scalings
+//!   within the binade; on doubles the scale is out of the sweeps' range
+//!   and dgad must say so rather than record a wrong derivative.
 
 use std::ffi::OsString;
 use testsuite::derivatives::eval_values;
@@ -136,6 +140,16 @@ macro_rules! vector_rule_tests {
             )+
         }
         #[allow(non_snake_case)]
+        mod significand_masks_float {
+            use super::*;
+            $(
+                #[test]
+                fn $name() {
+                    check("significand_masks", &["float"], Compiler::$compiler, OptLevel::$opt);
+                }
+            )+
+        }
+        #[allow(non_snake_case)]
         mod avx512_math_and_masks {
             use super::*;
             $(
@@ -157,4 +171,41 @@ vector_rule_tests! {
     gcc_O3 => Gcc O3;
     clang_O0 => Clang O0;
     clang_O3 => Clang O3;
+}
+
+/// The double form of the significand masks: the extraction scales by
+/// 2^−1022−e, which the sweeps cannot carry: a reported constant, not the
+/// derivative 1 the low four bytes, read as a float, would give.
+#[test]
+fn significand_masks_on_doubles_are_reported_constants() {
+    let include: OsString = format!("-I{}", workspace_root().join("include").display()).into();
+    let exe = build_program_at(
+        &programs_dir().join("record/significand_masks.c"),
+        Compiler::Gcc,
+        OptLevel::O3,
+        &[include],
+        &["-lm".into()],
+    );
+    let inv = Invocation::new(&exe).args(&["double"]);
+    let native = run_native(&inv, None);
+    native.assert_completed(&inv, "significand_masks", 0);
+    let scratch = ScratchDir::new("significand_masks_double");
+    let dir = scratch.path().join("run");
+    let recorded = run_under_dgad(
+        &inv,
+        None,
+        &[
+            ("DGAD_MODE", "record"),
+            ("DGAD_RECORD", dir.to_str().unwrap()),
+        ],
+    );
+    recorded.assert_completed(&inv, "significand_masks", 0);
+    assert_eq!(recorded.stdout_text(), native.stdout_text());
+    let stderr = String::from_utf8_lossy(&recorded.stderr);
+    assert!(
+        stderr.contains("record: bitwise logic on active data") && stderr.contains("andpd"),
+        "the extraction must be reported: {stderr}"
+    );
+    let got = eval_values(&dir, "dg-output-bars", "1.0\n", "dg-input-bars", false);
+    assert_eq!(got, vec![0.0, 0.0], "a reported constant has derivative 0");
 }

@@ -569,8 +569,12 @@ fn bit_logic(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction, op: LogicOp)
     let lanes = LogicLanes { op, imm, operands };
     let mut out = [0u8; 64];
     let mut warned_unknown = false;
+    let mut out_of_range = false;
     let mut emit = |ctx: &mut ThreadCtx, off: usize, width: usize, out: &mut [u8; 64]| {
-        let idx = lanes.lane(ctx, r, off, width);
+        let idx = match lanes.lane(ctx, r, off, width) {
+            LaneRule::Index(i) => Some(i),
+            LaneRule::NotATrick | LaneRule::OutOfRange => None,
+        };
         warned_unknown |= idx.is_none();
         out[off..off + 4].copy_from_slice(&idx.unwrap_or(0).to_le_bytes());
     };
@@ -583,11 +587,21 @@ fn bit_logic(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction, op: LogicOp)
         // a value being reassembled from 32-bit words).
         // A float's abs/neg mask changes bit 31, which is magnitude for a
         // double, so a failed double reading falls back to two granules.
+        // A double whose significand the logic scales too far for the
+        // sweeps is a constant, not two floats' worth of granules (the
+        // low granule of `x & 0x000f…f` would pass for the identity).
         for off in (0..bytes).step_by(8) {
             if !lanes.upper_half_active(off) {
-                if let Some(idx) = lanes.lane(ctx, r, off, 8) {
-                    out[off..off + 4].copy_from_slice(&idx.to_le_bytes());
-                    continue;
+                match lanes.lane(ctx, r, off, 8) {
+                    LaneRule::Index(idx) => {
+                        out[off..off + 4].copy_from_slice(&idx.to_le_bytes());
+                        continue;
+                    }
+                    LaneRule::OutOfRange => {
+                        out_of_range = true;
+                        continue;
+                    }
+                    LaneRule::NotATrick => {}
                 }
             }
             emit(ctx, off, 4, &mut out);
@@ -595,7 +609,10 @@ fn bit_logic(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction, op: LogicOp)
         }
     }
     let w = if gpr { w } else { 4 };
-    if warned_unknown {
+    // In general registers, taking a double apart is integer work (glibc's
+    // printf extracts the significand so): a constant, as for shifts there,
+    // without a report.
+    if warned_unknown || out_of_range && !gpr {
         warn_once(insn, "bitwise logic on active data that is not a sign-bit trick; the result is treated as a constant");
     }
     // Destination: GPRs take the whole 8-byte shadow (32-bit writes zero the
@@ -643,6 +660,18 @@ fn bit_logic(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction, op: LogicOp)
     }
 }
 
+/// What the per-lane rule of bitwise logic found.
+enum LaneRule {
+    /// The result's index (0: passive).
+    Index(u32),
+    /// Active data went into logic that is neither a sign-bit trick nor a
+    /// scaling of one operand's significand.
+    NotATrick,
+    /// A scaling of one operand's significand by a factor the sweeps
+    /// cannot carry: a constant, reported, and no narrower reading.
+    OutOfRange,
+}
+
 /// Operand data and shadows of a bitwise instruction, for the per-lane rule.
 struct LogicLanes {
     op: LogicOp,
@@ -687,16 +716,15 @@ impl LogicLanes {
         }
     }
 
-    /// The result index of one lane, or `None` when active data went into
-    /// logic that is not a magnitude-preserving bit-trick.
-    fn lane(&self, ctx: &mut ThreadCtx, r: &Recorder, off: usize, width: usize) -> Option<u32> {
+    /// The result index of one lane, or why there is none.
+    fn lane(&self, ctx: &mut ThreadCtx, r: &Recorder, off: usize, width: usize) -> LaneRule {
         let idx: Vec<u32> = self
             .operands
             .iter()
             .map(|(_, sh)| Self::index(sh, off))
             .collect();
         if idx.iter().all(|&i| i == 0) {
-            return Some(0);
+            return LaneRule::Index(0);
         }
         let mask = if width == 8 { u64::MAX } else { 0xffff_ffff };
         let sign = if width == 8 { SIGN64 } else { SIGN32 };
@@ -731,10 +759,66 @@ impl LogicLanes {
             let probe_result = self.eval(&probe_vals) & mask;
             if result & !sign == x & !sign && probe_result & !sign == probe & !sign {
                 let p = if (result ^ x) & sign == 0 { 1.0 } else { -1.0 };
-                return Some(result_index(ctx, r, ik, p, 0, 0.0));
+                return LaneRule::Index(result_index(ctx, r, ik, p, 0, 0.0));
             }
         }
-        None
+        // One active operand whose significand passes through whole: the
+        // result is that operand scaled within its binade.
+        let mut active = idx.iter().enumerate().filter(|(_, &i)| i != 0);
+        let (Some((k, &ik)), None) = (active.next(), active.next()) else {
+            return LaneRule::NotATrick;
+        };
+        match self.significand_slope(&vals, k, width) {
+            None => LaneRule::NotATrick,
+            // Slopes beyond 2^±300 would over- or underflow the sweeps'
+            // derivatives (a double's extraction has 2^−1022−e); a
+            // float's are within 2^±253.
+            Some(s) if !(-300.0..=300.0).contains(&s.abs().log2()) => LaneRule::OutOfRange,
+            Some(s) => LaneRule::Index(result_index(ctx, r, ik, s, 0, 0.0)),
+        }
+    }
+
+    /// The slope of the result in operand `k` when every bit of `k`'s
+    /// significand moves the result by the same multiple of what it moves
+    /// `k` (flipping each bit in turn, within the binade, where both
+    /// differences are exact): the mantissa extraction `x & 0x007fffff`
+    /// (a subnormal, slope 2^−126−e) and the exponent insertion
+    /// `t | 0x3f800000` (slope 2^126) that vectorised `log` kernels use to
+    /// take x apart, whose product is the mantissa's 2^−e. `None` when the
+    /// bits do not move together (a truncation, a flipped mantissa bit) or
+    /// the slope is 0 or not finite (a double's extraction above 2^52).
+    fn significand_slope(&self, vals: &[u64], k: usize, width: usize) -> Option<f64> {
+        let (mask, fraction_bits) = if width == 8 {
+            (u64::MAX, 52)
+        } else {
+            (0xffff_ffff, 23)
+        };
+        let real = |bits: u64| {
+            if width == 8 {
+                f64::from_bits(bits)
+            } else {
+                f64::from(f32::from_bits(bits as u32))
+            }
+        };
+        let result = self.eval(vals) & mask;
+        let (x, y) = (real(vals[k]), real(result));
+        if !x.is_finite() || !y.is_finite() {
+            return None;
+        }
+        let mut probe = vals.to_vec();
+        let mut slope = None;
+        for bit in 0..fraction_bits {
+            probe[k] = vals[k] ^ (1 << bit);
+            let dx = real(probe[k]) - x;
+            let dy = real(self.eval(&probe) & mask) - y;
+            match slope {
+                None => slope = Some(dy / dx),
+                Some(s) if dy == s * dx => {}
+                Some(_) => return None,
+            }
+        }
+        // A power of two (a subnormal one included), not 0.
+        slope.filter(|s: &f64| s.is_finite() && *s != 0.0 && s.abs().log2().fract() == 0.0)
     }
 }
 
