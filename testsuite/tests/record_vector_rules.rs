@@ -27,9 +27,17 @@ use testsuite::{
     Invocation, OptLevel, ScratchDir,
 };
 
-/// Builds `record/NAME.c`, runs it natively and recorded with `args`, and
-/// checks both sweeps of the tape against the Jacobian it printed.
-fn check(name: &str, args: &[&str], compiler: Compiler, opt: OptLevel) {
+/// A recording of `record/NAME.c` with `args` that printed what the
+/// native run printed: the native stdout, the recording's stderr and its
+/// directory (kept while the scratch directory lives).
+struct Recorded {
+    native_stdout: String,
+    stderr: String,
+    dir: std::path::PathBuf,
+    _scratch: ScratchDir,
+}
+
+fn record(name: &str, args: &[&str], compiler: Compiler, opt: OptLevel) -> Recorded {
     let include: OsString = format!("-I{}", workspace_root().join("include").display()).into();
     let exe = build_program_at(
         &programs_dir().join(format!("record/{name}.c")),
@@ -41,7 +49,7 @@ fn check(name: &str, args: &[&str], compiler: Compiler, opt: OptLevel) {
     let inv = Invocation::new(&exe).args(args);
     let native = run_native(&inv, None);
     native.assert_completed(&inv, name, 0);
-    let scratch = ScratchDir::new(name);
+    let scratch = ScratchDir::new(&format!("{name}-{}", args.join("-")));
     let dir = scratch.path().join("run");
     let recorded = run_under_dgad(
         &inv,
@@ -57,10 +65,22 @@ fn check(name: &str, args: &[&str], compiler: Compiler, opt: OptLevel) {
         native.stdout_text(),
         "recorded run printed otherwise"
     );
-    let stderr = String::from_utf8_lossy(&recorded.stderr);
-    assert!(!stderr.contains("record:"), "{stderr}");
+    Recorded {
+        native_stdout: native.stdout_text(),
+        stderr: String::from_utf8_lossy(&recorded.stderr).into_owned(),
+        dir,
+        _scratch: scratch,
+    }
+}
 
-    let text = native.stdout_text();
+/// Records `record/NAME.c` with `args` and checks both sweeps of the tape
+/// against the Jacobian it printed.
+fn check(name: &str, args: &[&str], compiler: Compiler, opt: OptLevel) {
+    let run = record(name, args, compiler, opt);
+    let dir = &run.dir;
+    assert!(!run.stderr.contains("record:"), "{}", run.stderr);
+
+    let text = &run.native_stdout;
     let outputs = text.lines().filter(|l| l.starts_with('y')).count();
     let expect: Vec<(usize, usize, f64)> = text
         .lines()
@@ -89,12 +109,12 @@ fn check(name: &str, args: &[&str], compiler: Compiler, opt: OptLevel) {
         let bars: String = (0..outputs)
             .map(|k| if k == o { "1.0\n" } else { "0.0\n" })
             .collect();
-        let got = eval_values(&dir, "dg-output-bars", &bars, "dg-input-bars", false);
+        let got = eval_values(dir, "dg-output-bars", &bars, "dg-input-bars", false);
         compare(&got, row, &format!("reverse sweep, output {o}"));
     }
     let dots: Vec<f64> = (0..inputs).map(|i| (i as f64 + 1.0) / 8.0).collect();
     let text_dots: String = dots.iter().map(|d| format!("{d}\n")).collect();
-    let got = eval_values(&dir, "dg-input-dots", &text_dots, "dg-output-dots", true);
+    let got = eval_values(dir, "dg-input-dots", &text_dots, "dg-output-dots", true);
     let want: Vec<f64> = jacobian
         .iter()
         .map(|row| row.iter().zip(&dots).map(|(j, d)| j * d).sum())
@@ -178,34 +198,17 @@ vector_rule_tests! {
 /// derivative 1 the low four bytes, read as a float, would give.
 #[test]
 fn significand_masks_on_doubles_are_reported_constants() {
-    let include: OsString = format!("-I{}", workspace_root().join("include").display()).into();
-    let exe = build_program_at(
-        &programs_dir().join("record/significand_masks.c"),
+    let run = record(
+        "significand_masks",
+        &["double"],
         Compiler::Gcc,
         OptLevel::O3,
-        &[include],
-        &["-lm".into()],
     );
-    let inv = Invocation::new(&exe).args(&["double"]);
-    let native = run_native(&inv, None);
-    native.assert_completed(&inv, "significand_masks", 0);
-    let scratch = ScratchDir::new("significand_masks_double");
-    let dir = scratch.path().join("run");
-    let recorded = run_under_dgad(
-        &inv,
-        None,
-        &[
-            ("DGAD_MODE", "record"),
-            ("DGAD_RECORD", dir.to_str().unwrap()),
-        ],
-    );
-    recorded.assert_completed(&inv, "significand_masks", 0);
-    assert_eq!(recorded.stdout_text(), native.stdout_text());
-    let stderr = String::from_utf8_lossy(&recorded.stderr);
+    let stderr = &run.stderr;
     assert!(
         stderr.contains("record: bitwise logic on active data") && stderr.contains("andpd"),
         "the extraction must be reported: {stderr}"
     );
-    let got = eval_values(&dir, "dg-output-bars", "1.0\n", "dg-input-bars", false);
+    let got = eval_values(&run.dir, "dg-output-bars", "1.0\n", "dg-input-bars", false);
     assert_eq!(got, vec![0.0, 0.0], "a reported constant has derivative 0");
 }
