@@ -37,7 +37,8 @@ pub fn instrument(ctx: &mut ThreadCtx, insn: &Instruction) {
         Some(Semantics::Passive) if byte_granular_shift(&insn) => moves(ctx, &insn),
         Some(Semantics::Passive) if exponent_scaling(ctx, r, &insn) => {}
         Some(Semantics::Passive) => {
-            let report = rewriter::instrument::is_vector_integer_arithmetic(&insn);
+            let report = rewriter::instrument::is_vector_integer_arithmetic(&insn)
+                && !exponent_extraction(ctx, &insn);
             clear_written(ctx, &insn, report)
         }
         Some(Semantics::Special(SpecialKind::GatherScatter)) => gather_scatter(ctx, &insn),
@@ -735,14 +736,15 @@ impl LogicLanes {
             .collect();
         // The probe magnitude must differ from every operand's, or an
         // operand equal in magnitude to the one really kept (copysign(1, 1))
-        // would pass for it.
-        let one = [1.0, 2.0, 3.0, 5.0]
-            .into_iter()
-            .map(|m: f64| {
+        // would pass for it; and it has every significand bit set, or a
+        // mask keeping only the exponent would pass for the identity on a
+        // power of two.
+        let one = (0..4u64)
+            .map(|e| {
                 if width == 8 {
-                    m.to_bits()
+                    0x3fff_ffff_ffff_ffff + (e << 52)
                 } else {
-                    u64::from((m as f32).to_bits())
+                    0x3fff_ffff + (e << 23)
                 }
             })
             .find(|&m| vals.iter().all(|&v| v & mask & !sign != m))
@@ -770,6 +772,10 @@ impl LogicLanes {
         };
         match self.significand_slope(&vals, k, width) {
             None => LaneRule::NotATrick,
+            // No significand bit moves the result: it is made of the sign
+            // and exponent, a staircase (the exponent extraction of `log`
+            // kernels); derivative 0, nothing lost.
+            Some(0.0) => LaneRule::Index(0),
             // Slopes beyond 2^±300 would over- or underflow the sweeps'
             // derivatives (a double's extraction has 2^−1022−e); a
             // float's are within 2^±253.
@@ -784,9 +790,10 @@ impl LogicLanes {
     /// differences are exact): the mantissa extraction `x & 0x007fffff`
     /// (a subnormal, slope 2^−126−e) and the exponent insertion
     /// `t | 0x3f800000` (slope 2^126) that vectorised `log` kernels use to
-    /// take x apart, whose product is the mantissa's 2^−e. `None` when the
-    /// bits do not move together (a truncation, a flipped mantissa bit) or
-    /// the slope is 0 or not finite (a double's extraction above 2^52).
+    /// take x apart, whose product is the mantissa's 2^−e; 0 when no bit
+    /// moves the result (it is made of the sign and exponent). `None` when
+    /// the bits do not move together (a truncation, a flipped mantissa
+    /// bit) or the operand or result is not finite.
     fn significand_slope(&self, vals: &[u64], k: usize, width: usize) -> Option<f64> {
         let (mask, fraction_bits) = if width == 8 {
             (u64::MAX, 52)
@@ -817,8 +824,8 @@ impl LogicLanes {
                 Some(_) => return None,
             }
         }
-        // A power of two (a subnormal one included), not 0.
-        slope.filter(|s: &f64| s.is_finite() && *s != 0.0 && s.abs().log2().fract() == 0.0)
+        // 0, or a power of two (a subnormal one included).
+        slope.filter(|s: &f64| *s == 0.0 || s.is_finite() && s.abs().log2().fract() == 0.0)
     }
 }
 
@@ -1062,6 +1069,31 @@ fn exponent_scaling(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction) -> bo
     apply_mask(ctx, insn, &old, &mut out, w, lanes);
     write_shadow(ctx, ShadowLoc::Reg(loc), &out);
     true
+}
+
+/// A right shift by an immediate that leaves none of a float's (dword
+/// lanes) or double's (qword lanes) significand bits: what remains is the
+/// sign and exponent, a staircase in the value, whose derivative 0 the
+/// default rule gives — nothing to report (vectorised `log` kernels take
+/// the exponent so).
+fn exponent_extraction(ctx: &ThreadCtx, insn: &Instruction) -> bool {
+    use iced_x86::Mnemonic as M;
+    let significand_bits = match insn.mnemonic() {
+        M::Psrld | M::Vpsrld | M::Psrad | M::Vpsrad => 23,
+        M::Psrlq | M::Vpsrlq | M::Vpsraq => 52,
+        _ => return false,
+    };
+    let last = insn.op_count() - 1;
+    let count = match insn.op_kind(last) {
+        k if is_immediate(k) => insn.immediate(last),
+        // The count in the low quadword of an xmm register (clang -O0).
+        OpKind::Register if insn.op_register(last).is_xmm() => {
+            let v = vec_value(ctx, insn.op_register(last).number());
+            u64::from_le_bytes(v[..8].try_into().unwrap())
+        }
+        _ => return false,
+    };
+    count >= significand_bits
 }
 
 /// The bytes one bit of an EVEX instruction's mask covers: its element

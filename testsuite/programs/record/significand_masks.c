@@ -3,7 +3,9 @@
  * significand bits (a subnormal, x scaled by 2^-126-e), `| 0x3f800000`
  * gives them the exponent of 1 (m in [1, 2), x / 2^e); with the sign kept
  * and the exponent of 1/2, m in [0.5, 1). Each is a scaling of x within
- * its binade, and the derivative is the scale.
+ * its binade, and the derivative is the scale. The exponent taken alone
+ * (`psrld` by 23, `x & 0x7f800000`) is a staircase: derivative 0, and
+ * nothing for dgad to report.
  *
  *     significand_masks float    the float forms (SSE2), whose derivatives
  *                                 the program prints (`expect OUTPUT INPUT d`,
@@ -48,8 +50,18 @@ static int floats(void)
         __m128 s = _mm_loadu_ps(&xs[j]);
         _mm_storeu_ps(&h[j], _mm_or_ps(_mm_andnot_ps(exponent, s), _mm_set1_ps(0.5f)));
     }
-    double y[2] = {weigh(m), weigh(h)};
-    for (int o = 0; o < 2; o++) {
+    /* Staircases, derivative 0 and nothing to report: the exponent as an
+     * integer (`psrld` by 23, as log kernels take it) and as a power of
+     * two (`x & 0x7f800000`); each added to x, whose derivative is 1. */
+    float ex[N], p2[N];
+    for (int j = 0; j < N; j += 4) {
+        __m128 v = _mm_loadu_ps(&x[j]);
+        __m128i e = _mm_sub_epi32(_mm_srli_epi32(_mm_castps_si128(v), 23), _mm_set1_epi32(127));
+        _mm_storeu_ps(&ex[j], _mm_add_ps(_mm_cvtepi32_ps(e), v));
+        _mm_storeu_ps(&p2[j], _mm_add_ps(_mm_and_ps(v, exponent), v));
+    }
+    double y[4] = {weigh(m), weigh(h), weigh(ex), weigh(p2)};
+    for (int o = 0; o < 4; o++) {
         DG_OUTPUTF(y[o]);
         printf("y%d = %.9g\n", o, y[o]);
     }
@@ -65,6 +77,8 @@ static int floats(void)
         }
         printf("expect 0 %d %.17g\n", i, d0);
         printf("expect 1 %d %.17g\n", i, d1);
+        printf("expect 2 %d %.17g\n", i, i < N ? (double)w[i] : 0.0);
+        printf("expect 3 %d %.17g\n", i, i < N ? (double)w[i] : 0.0);
     }
     printf("END significand_masks\n");
     return 0;
