@@ -14,7 +14,8 @@
 //!   and integer exponent arithmetic (`vpaddq`/`psubq`/`vpaddd` of k·2^52
 //!   or k·2^23: a scaling by 2^±k), narrowing conversions from memory,
 //!   masked stores of constants over active memory, `vrange` (every
-//!   selection and sign control);
+//!   selection and sign control), sign tricks on float lanes whose mask is
+//!   a `{1to8}` dword broadcast (gcc's vectorised `copysignf`);
 //! - `significand_masks.c`: bit masks that take a float apart (`x &
 //!   0x007fffff`, `| 0x3f800000`, `andnot` of the exponent), scalings
 //!   within the binade; on doubles the scale is out of the sweeps' range

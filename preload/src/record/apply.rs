@@ -217,7 +217,14 @@ fn lanes_of(ctx: &ThreadCtx, insn: &Instruction, op: u32, elem: Elem) -> Option<
             }
             read_shadow(ctx, loc, &mut l.shadow[..size]);
             if insn.is_broadcast() {
-                let w = elem_bytes(elem);
+                // The element read is the broadcast's (`{1to8}` of a dword
+                // under a reading as doubles: every dword lane), not the
+                // reading's.
+                let w = if size.is_power_of_two() && size <= 8 {
+                    size
+                } else {
+                    elem_bytes(elem)
+                };
                 for lane in 1..64 / w {
                     l.data.copy_within(0..w, lane * w);
                     l.shadow.copy_within(0..w, lane * w);

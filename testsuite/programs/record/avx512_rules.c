@@ -8,7 +8,8 @@
  * integer addition of k<<52 (k<<23) to a double's (float's) bits, a
  * scaling by 2^k as exp kernels apply it; and masked stores of constants
  * into active memory, which leave the elements their mask clears alone;
- * vrange (min, max, by magnitude, with each sign control).
+ * vrange (min, max, by magnitude, with each sign control); sign tricks
+ * on float lanes with a {1to8} dword broadcast mask (gcc's copysignf).
  *
  * Inputs x[0..8) (double). Each output is a weighted sum; the program
  * prints the gradient the instructions' definitions give (`expect OUTPUT
@@ -22,7 +23,7 @@
 
 #define N 8
 static double x[N];
-static double expect[8][N];
+static double expect[9][N];
 static const double w[N] = {1, 2, 3, 4, 5, 6, 7, 8};
 
 static double weigh(const double *v)
@@ -39,7 +40,7 @@ __attribute__((target("avx512f,avx512dq"))) int main(void)
         x[i] = x0[i];
         DG_INPUTF(x[i]);
     }
-    double y[8], v[N];
+    double y[9], v[N];
 
     /* 0: `vxorpd v{k}, t, t` zeroes lanes 0-3 only; `vpaddq v{k}, c, c`
      * (integer arithmetic on constants) writes lanes 1, 2, 4 only. */
@@ -266,11 +267,36 @@ __attribute__((target("avx512f,avx512dq"))) int main(void)
     }
     y[7] = s7;
 
-    for (int o = 0; o < 8; o++) {
+    /* 8: float lanes, masks as dword broadcasts: `vxorps ymm, ymm,
+     * [-0.0f]{1to8}` negates every lane, and `vpternlogd s, f,
+     * [0x80000000]{1to8}, 0xe4` (mask ? s : f bitwise, i.e. copysign(f,
+     * s), as gcc vectorises copysignf) takes the signs of s. */
+    {
+        static const float s8[N] = {1, -1, -1, 1, 1, -1, 1, -1};
+        float neg[N], cs[N];
+        __asm__ volatile("vcvtpd2ps %2, %%ymm2\n\t"
+                         "vxorps %3%{1to8%}, %%ymm2, %%ymm1\n\t"
+                         "vmovups %%ymm1, %0\n\t"
+                         "vmovups %4, %%ymm0\n\t"
+                         "vpternlogd $0xe4, %5%{1to8%}, %%ymm2, %%ymm0\n\t"
+                         "vmovups %%ymm0, %1"
+                         : "=m"(neg), "=m"(cs)
+                         : "m"(x), "m"((float){-0.0f}), "m"(s8), "m"((int){(int)0x80000000})
+                         : "xmm0", "xmm1", "xmm2");
+        double sum = 0;
+        for (int j = 0; j < N; j++) {
+            sum += w[j] * ((double)neg[j] + 2.0 * (double)cs[j]);
+            double sign_f = x0[j] < 0 ? -1.0 : 1.0;
+            expect[8][j] = w[j] * (-1.0 + 2.0 * sign_f * s8[j]);
+        }
+        y[8] = sum;
+    }
+
+    for (int o = 0; o < 9; o++) {
         DG_OUTPUTF(y[o]);
         printf("y%d = %.9g\n", o, y[o]);
     }
-    for (int o = 0; o < 8; o++) {
+    for (int o = 0; o < 9; o++) {
         for (int i = 0; i < N; i++) printf("expect %d %d %.17g\n", o, i, expect[o][i]);
     }
     printf("END avx512_rules\n");
