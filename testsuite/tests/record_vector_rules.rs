@@ -16,6 +16,10 @@
 //!   masked stores of constants over active memory, `vrange` (every
 //!   selection and sign control), sign tricks on float lanes whose mask is
 //!   a `{1to8}` dword broadcast (gcc's vectorised `copysignf`);
+//! - `shuffle_controls.c`: shuffle controls in memory (`vpermilps`,
+//!   `vpermilpd`, `pshufb`, `vpshufb`) and a blend whose mask register is
+//!   also a data operand, which the replay on shadows must read as the
+//!   guest's values;
 //! - `significand_masks.c`: bit masks that take a float apart (`x &
 //!   0x007fffff`, `| 0x3f800000`, `andnot` of the exponent), scalings
 //!   within the binade; on doubles the scale is out of the sweeps' range
@@ -157,6 +161,20 @@ macro_rules! vector_rule_tests {
                 )]
                 fn $name() {
                     check("gather_scatter", &["avx512f"], Compiler::$compiler, OptLevel::$opt);
+                }
+            )+
+        }
+        #[allow(non_snake_case)]
+        mod shuffle_controls {
+            use super::*;
+            $(
+                #[test]
+                #[cfg_attr(
+                    not(host_avx2),
+                    ignore = "this CPU has no AVX2: the program's shuffles cannot run here"
+                )]
+                fn $name() {
+                    check("shuffle_controls", &[], Compiler::$compiler, OptLevel::$opt);
                 }
             )+
         }

@@ -905,6 +905,8 @@ fn moves(ctx: &mut ThreadCtx, insn: &Instruction) {
         _ => {
             let mem = if (0..insn.op_count()).any(|i| insn.op_kind(i) == OpKind::Memory) {
                 match effective_address(ctx, insn, 0) {
+                    // A control in memory is read as the guest's.
+                    Some(ea) if replay::memory_is_selector(insn) => ea,
                     Some(ea) if shadowmem::is_app(ea) => shadowmem::shadow_of(ea),
                     _ => return clear_written(ctx, insn, false),
                 }

@@ -83,6 +83,15 @@ fn selector_operands(insn: &Instruction) -> &'static [u32] {
     }
 }
 
+/// Whether the instruction's memory operand selects rather than carries
+/// data (`vpermilps ymm, ymm, [control]`, `pshufb xmm, [control]`): the
+/// replay must then read the guest's memory, not its shadow.
+pub fn memory_is_selector(insn: &Instruction) -> bool {
+    selector_operands(insn)
+        .iter()
+        .any(|&op| op < insn.op_count() && insn.op_kind(op) == OpKind::Memory)
+}
+
 /// Legacy blendv forms read their mask from xmm0 implicitly.
 fn implicit_xmm0_selector(insn: &Instruction) -> bool {
     matches!(
@@ -227,10 +236,48 @@ fn build(t: &mut Thunks, insn: &Instruction) -> Option<u64> {
             r
         }
     };
-    let selectors: Vec<Register> = selector_registers(insn)
+    let mut selectors: Vec<Register> = selector_registers(insn)
         .into_iter()
         .map(canonical)
         .collect();
+    // A selector register that is also a data operand (`vblendvpd x0, x1,
+    // x0, x0`) must hold the guest's value and a shadow at once: the
+    // replay reads the selector from a register the instruction does not
+    // use. Legacy blendv's implicit xmm0 cannot be renamed.
+    let data_operands: Vec<Register> = (0..insn.op_count())
+        .filter(|&i| insn.op_kind(i) == OpKind::Register && !selector_operands(insn).contains(&i))
+        .map(|i| canonical(insn.op_register(i)))
+        .collect();
+    let mut renamed: Vec<(u32, Register, Register)> = Vec::new();
+    for &op in selector_operands(insn) {
+        if op >= insn.op_count() || insn.op_kind(op) != OpKind::Register {
+            continue;
+        }
+        let original = insn.op_register(op);
+        if !data_operands.contains(&canonical(original)) {
+            continue;
+        }
+        let taken = |n: usize| {
+            used.iter()
+                .any(|(r, _)| canonical(*r) == Register::ZMM0 + n as u32)
+                || renamed.iter().any(|(_, _, v)| v.number() == n)
+        };
+        let spare = (0..16).find(|&n| !taken(n))?;
+        let base_reg = if original.is_xmm() {
+            Register::XMM0
+        } else if original.is_ymm() {
+            Register::YMM0
+        } else {
+            Register::ZMM0
+        };
+        renamed.push((op, original, base_reg + spare as u32));
+    }
+    if implicit_xmm0_selector(insn) && data_operands.contains(&Register::ZMM0) {
+        return None;
+    }
+    if !renamed.is_empty() {
+        selectors.retain(|r| !renamed.iter().any(|(_, o, _)| canonical(*o) == *r));
+    }
     let touched_full: Vec<Register> = used
         .iter()
         .map(|(r, _)| if r.is_gpr() { r.full_register() } else { *r })
@@ -307,8 +354,20 @@ fn build(t: &mut Thunks, insn: &Instruction) -> Option<u64> {
         }
         loaded.push(full);
     }
-    // The instruction itself, its memory operand redirected to the shadow.
+    // Renamed selectors: the guest's value into the spare register.
+    for (_, original, spare) in &renamed {
+        push(vector_move(
+            true,
+            spare.number(),
+            MemoryOperand::with_base_displ(sel, 64 * original.number() as i64),
+        ));
+    }
+    // The instruction itself, its memory operand redirected to the shadow
+    // (or, for a selector, left to the guest address the caller passes).
     let mut replayed = *insn;
+    for (op, _, spare) in &renamed {
+        replayed.set_op_register(*op, *spare);
+    }
     if (0..insn.op_count()).any(|i| insn.op_kind(i) == OpKind::Memory) {
         replayed.set_memory_base(mem);
         replayed.set_memory_index(Register::None);
