@@ -86,6 +86,41 @@ impl Default for RuntimeAlloc {
     }
 }
 
+/// The kernel refused the runtime memory: stop the client with a one-line
+/// reason (Rust's own handler would abort with a backtrace), after writing
+/// what the tape holds so far. Runs with the allocator's lock held, so
+/// nothing here allocates.
+fn out_of_memory(len: usize) -> ! {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes the struct we own.
+    let r = unsafe {
+        sys::syscall3(
+            libc::SYS_getrlimit,
+            libc::RLIMIT_AS as u64,
+            &mut limit as *mut libc::rlimit as u64,
+            0,
+        )
+    };
+    if r == 0 && limit.rlim_cur != libc::RLIM_INFINITY {
+        crate::dgad_eprintln!(
+            "fatal: the runtime cannot map {} bytes of memory: the virtual memory limit is {} KiB \
+             and dgad's reservations already exceed it (was it lowered after start, e.g. `ulimit -v` \
+             in a shell running under dgad?)",
+            len,
+            limit.rlim_cur / 1024
+        );
+    } else {
+        crate::dgad_eprintln!("fatal: the runtime cannot map {} bytes of memory", len);
+    }
+    if crate::context::installed() {
+        crate::record::flush_all_in_signal();
+    }
+    sys::exit_group(125)
+}
+
 // SAFETY: blocks handed out are disjoint, at least `layout.size()` bytes and
 // aligned to their (power-of-two) size class, which is ≥ the alignment.
 unsafe impl GlobalAlloc for RuntimeAlloc {
@@ -93,7 +128,7 @@ unsafe impl GlobalAlloc for RuntimeAlloc {
         let Some(class) = Self::class_of(&layout) else {
             let len = layout.size().next_multiple_of(4096);
             return sys::map_anon(len, libc::PROT_READ | libc::PROT_WRITE, 0, false)
-                .map_or(core::ptr::null_mut(), |a| a as *mut u8);
+                .map_or_else(|| out_of_memory(len), |a| a as *mut u8);
         };
         let size = 1usize << (class + MIN_SHIFT);
         self.with_lists(|l| {
@@ -108,7 +143,7 @@ unsafe impl GlobalAlloc for RuntimeAlloc {
                 let Some(chunk) =
                     sys::map_anon(CHUNK, libc::PROT_READ | libc::PROT_WRITE, 0, false)
                 else {
-                    return core::ptr::null_mut();
+                    out_of_memory(CHUNK)
                 };
                 l.cursor = chunk as usize + size;
                 l.end = chunk as usize + CHUNK;

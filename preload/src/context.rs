@@ -341,6 +341,18 @@ impl ThreadCtx {
     }
 }
 
+/// Whether the calling thread has a context installed (its gs base is
+/// set): false on the tape writer and before takeover.
+pub fn installed() -> bool {
+    let base: u64;
+    // SAFETY: rdgsbase reads this thread's gs base; FSGSBASE is enabled
+    // for user space (checked at start-up).
+    unsafe {
+        core::arch::asm!("rdgsbase {}", out(reg) base, options(nomem, nostack, preserves_flags))
+    };
+    base != 0
+}
+
 /// The calling thread's context, read through `%gs`.
 ///
 /// # Safety

@@ -159,6 +159,14 @@ pub fn handle(ctx: &mut ThreadCtx) {
             crate::threads::clone_thread(ctx, libc::SYS_clone, [flags, 0, 0, 0, 0], next)
         }
         libc::SYS_fork | libc::SYS_clone => fork_like(ctx),
+        libc::SYS_setrlimit if a[1] == libc::RLIMIT_AS as u64 => address_space_limit(a[2], 0),
+        libc::SYS_getrlimit if a[1] == libc::RLIMIT_AS as u64 => address_space_limit(0, a[2]),
+        libc::SYS_prlimit64
+            if a[2] == libc::RLIMIT_AS as u64
+                && (a[1] == 0 || a[1] as i32 == crate::init::pid()) =>
+        {
+            address_space_limit(a[3], a[4])
+        }
         libc::SYS_execve => exec(ctx, a[1], a[2], a[3], None),
         libc::SYS_execveat => exec(ctx, a[2], a[3], a[4], Some((a[1], a[5]))),
         libc::SYS_arch_prctl if a[1] == 0x1001 || a[1] == 0x1004 => {
@@ -241,6 +249,167 @@ pub(crate) fn invalidate(addr: u64, len: u64) {
     }
 }
 
+/// The guest's address-space limit (`RLIMIT_AS`) while it is deferred:
+/// soft and hard, `u64::MAX` for none set.
+static DEFERRED_AS: [core::sync::atomic::AtomicU64; 2] = [
+    core::sync::atomic::AtomicU64::new(u64::MAX),
+    core::sync::atomic::AtomicU64::new(u64::MAX),
+];
+
+/// `setrlimit`/`getrlimit`/`prlimit64` of this process's `RLIMIT_AS`. The
+/// runtime's reservations (terabytes in record mode) already exceed any
+/// limit a program sets for itself, so applying it would leave the
+/// runtime unable to map memory (a shell running `ulimit -v` under dgad
+/// would die before its `exec`). The limit is kept, reported back as set,
+/// and its soft part applied at `execve`, where it takes effect for the
+/// new image as it would natively (and is taken back if the `execve`
+/// fails: a shell tries several paths). The program's own mappings before
+/// that are not limited by it, and the new image keeps the old hard limit
+/// (a lowered one could not be raised again after a failed `execve`).
+/// Writes the old limit to `old` if non-zero.
+fn address_space_limit(new: u64, old: u64) -> i64 {
+    let mut native = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes the struct we own.
+    let r = unsafe {
+        sys::syscall3(
+            libc::SYS_getrlimit,
+            libc::RLIMIT_AS as u64,
+            &mut native as *mut libc::rlimit as u64,
+            0,
+        )
+    };
+    if r < 0 {
+        return r;
+    }
+    let current = |i: usize, native: u64| match DEFERRED_AS[i].load(Ordering::Acquire) {
+        u64::MAX => native,
+        v => v,
+    };
+    let (cur, max) = (current(0, native.rlim_cur), current(1, native.rlim_max));
+    if new != 0 {
+        // SAFETY: the guest passed a struct rlimit to read.
+        let want = unsafe { core::ptr::read_unaligned(new as *const libc::rlimit) };
+        if want.rlim_cur > want.rlim_max {
+            return -(libc::EINVAL as i64);
+        }
+        if want.rlim_max > native.rlim_max {
+            // Raising the hard limit needs privilege: let the kernel judge
+            // (the soft limit stays as it is natively).
+            let raised = libc::rlimit {
+                rlim_cur: native.rlim_cur,
+                rlim_max: want.rlim_max,
+            };
+            // SAFETY: setrlimit reads the struct we own.
+            let r = unsafe {
+                sys::syscall3(
+                    libc::SYS_setrlimit,
+                    libc::RLIMIT_AS as u64,
+                    &raised as *const libc::rlimit as u64,
+                    0,
+                )
+            };
+            if r < 0 {
+                return r;
+            }
+        } else if want.rlim_max > max && !has_cap_sys_resource() {
+            // Back above a hard limit lowered earlier: only with privilege.
+            return -(libc::EPERM as i64);
+        }
+        DEFERRED_AS[0].store(want.rlim_cur, Ordering::Release);
+        DEFERRED_AS[1].store(want.rlim_max, Ordering::Release);
+    }
+    if old != 0 {
+        let was = libc::rlimit {
+            rlim_cur: cur,
+            rlim_max: max,
+        };
+        // SAFETY: the guest passed a struct rlimit to write.
+        unsafe { core::ptr::write_unaligned(old as *mut libc::rlimit, was) };
+    }
+    0
+}
+
+/// Whether this thread's effective capabilities include
+/// `CAP_SYS_RESOURCE`, which raising a hard limit needs.
+fn has_cap_sys_resource() -> bool {
+    const CAP_SYS_RESOURCE: u32 = 24;
+    let header: [u32; 2] = [0x2008_0522, 0]; // _LINUX_CAPABILITY_VERSION_3, this thread
+    let mut data = [0u32; 6]; // two {effective, permitted, inheritable}
+                              // SAFETY: capget reads the header and writes the data arrays we own.
+    let r = unsafe {
+        sys::syscall3(
+            libc::SYS_capget,
+            header.as_ptr() as u64,
+            data.as_mut_ptr() as u64,
+            0,
+        )
+    };
+    r == 0 && data[0] & (1 << CAP_SYS_RESOURCE) != 0
+}
+
+/// Applies a deferred `RLIMIT_AS` (soft limit) before `execve`; returns
+/// the soft limit to restore if the `execve` fails.
+fn apply_deferred_address_space_limit() -> Option<u64> {
+    let soft = DEFERRED_AS[0].load(Ordering::Acquire);
+    if soft == u64::MAX {
+        return None;
+    }
+    let mut native = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit read and write structs we own.
+    unsafe {
+        if sys::syscall3(
+            libc::SYS_getrlimit,
+            libc::RLIMIT_AS as u64,
+            &mut native as *mut libc::rlimit as u64,
+            0,
+        ) < 0
+        {
+            return None;
+        }
+        let lowered = libc::rlimit {
+            rlim_cur: soft.min(native.rlim_max),
+            rlim_max: native.rlim_max,
+        };
+        sys::syscall3(
+            libc::SYS_setrlimit,
+            libc::RLIMIT_AS as u64,
+            &lowered as *const libc::rlimit as u64,
+            0,
+        );
+    }
+    Some(native.rlim_cur)
+}
+
+/// Puts the soft `RLIMIT_AS` back after a failed `execve`.
+fn restore_address_space_limit(soft: u64) {
+    let mut native = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: as in `apply_deferred_address_space_limit`.
+    unsafe {
+        sys::syscall3(
+            libc::SYS_getrlimit,
+            libc::RLIMIT_AS as u64,
+            &mut native as *mut libc::rlimit as u64,
+            0,
+        );
+        native.rlim_cur = soft;
+        sys::syscall3(
+            libc::SYS_setrlimit,
+            libc::RLIMIT_AS as u64,
+            &native as *const libc::rlimit as u64,
+            0,
+        );
+    }
+}
+
 /// `execve`/`execveat`: keeps `libdgad.so` in `LD_PRELOAD` so the new image
 /// runs under the runtime too.
 fn exec(ctx: &mut ThreadCtx, path: u64, argv: u64, envp: u64, at: Option<(u64, u64)>) -> i64 {
@@ -262,7 +431,12 @@ fn exec(ctx: &mut ThreadCtx, path: u64, argv: u64, envp: u64, at: Option<(u64, u
         );
     }
     crate::record::flush_all();
+    let restore = apply_deferred_address_space_limit();
     // SAFETY: as for `passthrough`, with the environment array replaced by
     // an equivalent one that keeps the preload.
-    unsafe { dgad_guarded_syscall(a.as_ptr(), &ctx.pending_len) }
+    let r = unsafe { dgad_guarded_syscall(a.as_ptr(), &ctx.pending_len) };
+    if let Some(soft) = restore {
+        restore_address_space_limit(soft);
+    }
+    r
 }

@@ -177,6 +177,39 @@ pub fn byte_granular_shift(insn: &Instruction) -> bool {
         && insn.op0_kind() == OpKind::Register
 }
 
+/// A vector shift or rotate of qword (dword) lanes by a multiple of 32
+/// bits: it moves whole 4-byte shadow granules (two floats swapped by
+/// `vprolq x, 32`, the upper float brought down by `psrlq x, 32`), so its
+/// replay on shadows is exact.
+pub fn granule_shift(insn: &Instruction) -> bool {
+    use Mnemonic as M;
+    let last = insn.op_count().saturating_sub(1);
+    matches!(
+        insn.mnemonic(),
+        M::Vprolq | M::Vprorq | M::Vprold | M::Vprord | M::Psllq | M::Psrlq | M::Vpsllq | M::Vpsrlq
+    ) && insn.op0_kind() == OpKind::Register
+        && insn.op_kind(last) == OpKind::Immediate8
+        && insn.immediate8().is_multiple_of(32)
+}
+
+/// `btr`/`bts`/`btc` of the sign bit of a 64-bit (32-bit) operand with an
+/// immediate bit number: abs, negative abs, negation of a double (float)
+/// in a general register or memory (gcc -O2 compiles `fabs` through a
+/// `memcpy` to an integer so).
+pub fn sign_bit_op(insn: &Instruction) -> bool {
+    use Mnemonic as M;
+    let bits = match insn.op0_kind() {
+        OpKind::Register => insn.op0_register().size() * 8,
+        OpKind::Memory => insn.memory_size().size() * 8,
+        _ => 0,
+    };
+    matches!(insn.mnemonic(), M::Btr | M::Bts | M::Btc)
+        && matches!(bits, 32 | 64)
+        && insn.op_count() == 2
+        && insn.op_kind(1) == OpKind::Immediate8
+        && usize::from(insn.immediate8()) == bits - 1
+}
+
 /// Whether an operand access writes the location.
 pub fn writes(a: OpAccess) -> bool {
     matches!(
@@ -326,11 +359,14 @@ fn specific_plan(insn: &Instruction, flags_free: bool) -> Plan {
     }
     match semantics(insn.code()) {
         Some(Semantics::NoWrite) | Some(Semantics::Special(SpecialKind::Control)) => Plan::Nothing,
-        Some(Semantics::Passive) if is_vector_integer_arithmetic(insn) => {
-            // Integer arithmetic on floating-point bits (exponent tricks):
-            // the runtime gives the exponent add its derivative or reports
-            // the loss. Inline only the check that every input is passive
-            // (which needs the flags; `record_plan` saves live ones).
+        Some(Semantics::Passive)
+            if is_vector_integer_arithmetic(insn) || granule_shift(insn) || sign_bit_op(insn) =>
+        {
+            // Integer arithmetic on floating-point bits (exponent tricks),
+            // granule moves and sign-bit tricks by other means: the runtime
+            // gives them their derivatives or reports the loss. Inline only
+            // the check that every input is passive (which needs the
+            // flags; `record_plan` saves live ones).
             if flags_free {
                 passive_unless_active(insn, true).unwrap_or(Plan::Runtime)
             } else {

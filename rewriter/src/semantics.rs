@@ -373,6 +373,9 @@ const MOVES: &[&str] = &[
     "compressps",
     "expandpd",
     "expandps",
+    // Truncating qword → dword: the low 4 bytes of each lane, an index
+    // granule (a float in the low half moves with its index).
+    "pmovqd",
     "pcompressd",
     "pcompressq",
     "pexpandd",
@@ -588,7 +591,6 @@ const PASSIVE: &[&str] = &[
     "pmovsxwd",
     "pmovsxwq",
     "pmovsxdq",
-    "pmovqd",
     "pmovqb",
     "pmovqw",
     "pmovdb",

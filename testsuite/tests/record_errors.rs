@@ -453,6 +453,42 @@ fn address_space_limit_fails_at_start_with_the_reason() {
     );
 }
 
+/// A shell under dgad that lowers its address-space limit keeps working
+/// (dgad's own reservations already exceed the limit: applied at once, it
+/// would leave the runtime unable to map memory), reports the limit as
+/// set, and its children get it — in record mode, where the child then
+/// stops with the reason, and in null mode, where it runs under it. The
+/// program is found through a relative path, so the shell does work of
+/// its own between `ulimit` and `exec`.
+#[test]
+fn address_space_limit_set_by_a_shell_under_dgad_reaches_its_children() {
+    let prog = build("fatal_signal_after_recording.c", &[]);
+    let scratch = ScratchDir::new("record-ulimit-shell");
+    let dir = scratch.path().join("run");
+    let script = format!(
+        "ulimit -v 4000000; ulimit -v; ulimit -Hv; cd {}; for i in 1 2; do echo $i; done; \
+         exec ./{} 2 3",
+        prog.parent().unwrap().display(),
+        prog.file_name().unwrap().to_string_lossy()
+    );
+    let out = record(&Invocation::new("bash").args(["-c", &script]), &dir);
+    assert_eq!(out.status.code(), Some(125), "{out:?}");
+    assert_eq!(out.stdout_text(), "4000000\n4000000\n1\n2\n");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("cannot reserve shadow memory") && stderr.contains("4000000 KiB"),
+        "{stderr}"
+    );
+
+    let script = "ulimit -v 4000000; ulimit -v; ulimit -Hv; sh -c 'ulimit -v'; ulimit -v 5000000";
+    let inv = Invocation::new("bash").args(["-c", script]);
+    let native = run_native(&inv, None);
+    let under = run_under_dgad(&inv, None, &[]);
+    assert_eq!(under.status, native.status, "{under:?}");
+    assert_eq!(under.stdout_text(), native.stdout_text());
+    assert_eq!(under.stdout_text(), "4000000\n4000000\n4000000\n");
+}
+
 /// A relative `DGAD_RECORD` means the directory the process started in,
 /// even when the program changes directory before its first declaration.
 #[test]

@@ -15,11 +15,14 @@
 //!   or k·2^23: a scaling by 2^±k), narrowing conversions from memory,
 //!   masked stores of constants over active memory, `vrange` (every
 //!   selection and sign control), sign tricks on float lanes whose mask is
-//!   a `{1to8}` dword broadcast (gcc's vectorised `copysignf`);
+//!   a `{1to8}` dword broadcast (gcc's vectorised `copysignf`), `vprolq`
+//!   by 32 and `vpmovqd` on float pairs;
 //! - `shuffle_controls.c`: shuffle controls in memory (`vpermilps`,
 //!   `vpermilpd`, `pshufb`, `vpshufb`) and a blend whose mask register is
 //!   also a data operand, which the replay on shadows must read as the
 //!   guest's values;
+//! - `bit_moves.c`: `btr`/`btc`/`bts` of the sign bit of doubles and
+//!   floats in general registers and memory, `psrlq` by 32 on float pairs;
 //! - `significand_masks.c`: bit masks that take a float apart (`x &
 //!   0x007fffff`, `| 0x3f800000`, `andnot` of the exponent), scalings
 //!   within the binade; on doubles the scale is out of the sweeps' range
@@ -175,6 +178,16 @@ macro_rules! vector_rule_tests {
                 )]
                 fn $name() {
                     check("shuffle_controls", &[], Compiler::$compiler, OptLevel::$opt);
+                }
+            )+
+        }
+        #[allow(non_snake_case)]
+        mod bit_moves {
+            use super::*;
+            $(
+                #[test]
+                fn $name() {
+                    check("bit_moves", &[], Compiler::$compiler, OptLevel::$opt);
                 }
             )+
         }

@@ -14,7 +14,9 @@ use iced_x86::{
     Register,
 };
 use mathwrap::f80::F80;
-use rewriter::instrument::{byte_granular_shift, writes, written_register_shadows};
+use rewriter::instrument::{
+    byte_granular_shift, granule_shift, sign_bit_op, writes, written_register_shadows,
+};
 use rewriter::semantics::{semantics, Elem, FpOp, LogicOp, Semantics, Shape, SpecialKind};
 use shadowmem::RegFile;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -34,7 +36,14 @@ pub fn instrument(ctx: &mut ThreadCtx, insn: &Instruction) {
         Some(Semantics::Special(SpecialKind::Exchange)) => exchange(ctx, &insn),
         Some(Semantics::Special(SpecialKind::StateSave)) => super::statesave::apply(ctx, &insn),
         Some(Semantics::NoWrite) | Some(Semantics::Special(SpecialKind::Control)) => {}
-        Some(Semantics::Passive) if byte_granular_shift(&insn) => moves(ctx, &insn),
+        Some(Semantics::Passive)
+            if byte_granular_shift(&insn)
+                || granule_shift(&insn)
+                || granule_shift_by_register(ctx, &insn) =>
+        {
+            moves(ctx, &insn)
+        }
+        Some(Semantics::Passive) if sign_bit_op(&insn) => sign_bit(ctx, r, &insn),
         Some(Semantics::Passive) if exponent_scaling(ctx, r, &insn) => {}
         Some(Semantics::Passive) => {
             let report = rewriter::instrument::is_vector_integer_arithmetic(&insn)
@@ -1080,6 +1089,46 @@ fn exponent_scaling(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction) -> bo
     true
 }
 
+/// `btr`/`bts`/`btc` of the sign bit ([`sign_bit_op`]): abs (∂ = sign x),
+/// negative abs (−sign x), negation (−1) of the value the operand holds.
+fn sign_bit(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction) {
+    let Some(loc) = operand_shadow(ctx, insn, 0) else {
+        return clear_written(ctx, insn, true);
+    };
+    let index = read_index(ctx, loc);
+    if index == 0 {
+        return;
+    }
+    let bits = match insn.op0_kind() {
+        OpKind::Register => super::guest::gpr_value(ctx, insn.op0_register()),
+        _ => {
+            let mut b = [0u8; 8];
+            let size = insn.memory_size().size().min(8);
+            match effective_address(ctx, insn, 0) {
+                Some(ea) if read_mem(ea, &mut b[..size]) => u64::from_le_bytes(b),
+                _ => return clear_written(ctx, insn, true),
+            }
+        }
+    };
+    let negative = bits >> insn.immediate8() & 1 == 1;
+    let partial = match insn.mnemonic() {
+        Mnemonic::Btc => -1.0,
+        Mnemonic::Btr if negative => -1.0,
+        Mnemonic::Bts if !negative => -1.0,
+        _ => 1.0,
+    };
+    let new = result_index(ctx, r, index, partial, 0, 0.0);
+    // A 32-bit register write zeroes the upper half, and its shadow.
+    let mut shadow = [0u8; 8];
+    shadow[..4].copy_from_slice(&new.to_le_bytes());
+    let len = if insn.op0_kind() == OpKind::Register && insn.op0_register().size() == 4 {
+        8
+    } else {
+        4
+    };
+    write_shadow(ctx, loc, &shadow[..len]);
+}
+
 /// A right shift by an immediate that leaves none of a float's (dword
 /// lanes) or double's (qword lanes) significand bits: what remains is the
 /// sign and exponent, a staircase in the value, whose derivative 0 the
@@ -1092,17 +1141,30 @@ fn exponent_extraction(ctx: &ThreadCtx, insn: &Instruction) -> bool {
         M::Psrlq | M::Vpsrlq | M::Vpsraq => 52,
         _ => return false,
     };
-    let last = insn.op_count() - 1;
-    let count = match insn.op_kind(last) {
-        k if is_immediate(k) => insn.immediate(last),
-        // The count in the low quadword of an xmm register (clang -O0).
-        OpKind::Register if insn.op_register(last).is_xmm() => {
+    shift_count(ctx, insn).is_some_and(|count| count >= significand_bits)
+}
+
+/// The count of a vector shift: its immediate, or the low quadword of its
+/// xmm count register (compilers at -O0 pass `_mm_srli_epi64`'s so).
+fn shift_count(ctx: &ThreadCtx, insn: &Instruction) -> Option<u64> {
+    let last = insn.op_count().checked_sub(1)?;
+    match insn.op_kind(last) {
+        k if is_immediate(k) => Some(insn.immediate(last)),
+        OpKind::Register if insn.op_register(last).is_xmm() && insn.op_count() >= 2 => {
             let v = vec_value(ctx, insn.op_register(last).number());
-            u64::from_le_bytes(v[..8].try_into().unwrap())
+            Some(u64::from_le_bytes(v[..8].try_into().unwrap()))
         }
-        _ => return false,
-    };
-    count >= significand_bits
+        _ => None,
+    }
+}
+
+/// [`granule_shift`] with the count in a register: `psrlq x, c` with c a
+/// multiple of 32 below 64 moves whole index granules.
+fn granule_shift_by_register(ctx: &ThreadCtx, insn: &Instruction) -> bool {
+    use iced_x86::Mnemonic as M;
+    matches!(insn.mnemonic(), M::Psllq | M::Psrlq | M::Vpsllq | M::Vpsrlq)
+        && insn.op_kind(insn.op_count() - 1) == OpKind::Register
+        && shift_count(ctx, insn).is_some_and(|c| c < 64 && c.is_multiple_of(32))
 }
 
 /// The bytes one bit of an EVEX instruction's mask covers: its element

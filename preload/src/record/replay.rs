@@ -74,6 +74,13 @@ fn selector_operands(insn: &Instruction) -> &'static [u32] {
         | Mnemonic::Vpermi2b
         | Mnemonic::Vpermi2w => &[0],
         Mnemonic::Vblendvpd | Mnemonic::Vblendvps | Mnemonic::Vpblendvb => &[3],
+        // Shift counts in a register.
+        Mnemonic::Psllq | Mnemonic::Psrlq if insn.op_kind(1) == OpKind::Register => &[1],
+        Mnemonic::Vpsllq | Mnemonic::Vpsrlq
+            if insn.op_count() == 3 && insn.op_kind(2) == OpKind::Register =>
+        {
+            &[2]
+        }
         Mnemonic::Vmaskmovpd
         | Mnemonic::Vmaskmovps
         | Mnemonic::Vpmaskmovd

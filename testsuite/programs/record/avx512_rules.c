@@ -9,7 +9,8 @@
  * scaling by 2^k as exp kernels apply it; and masked stores of constants
  * into active memory, which leave the elements their mask clears alone;
  * vrange (min, max, by magnitude, with each sign control); sign tricks
- * on float lanes with a {1to8} dword broadcast mask (gcc's copysignf).
+ * on float lanes with a {1to8} dword broadcast mask (gcc's copysignf);
+ * `vprolq` by 32 and `vpmovqd` moving floats between halves of qwords.
  *
  * Inputs x[0..8) (double). Each output is a weighted sum; the program
  * prints the gradient the instructions' definitions give (`expect OUTPUT
@@ -23,7 +24,7 @@
 
 #define N 8
 static double x[N];
-static double expect[9][N];
+static double expect[10][N];
 static const double w[N] = {1, 2, 3, 4, 5, 6, 7, 8};
 
 static double weigh(const double *v)
@@ -40,7 +41,7 @@ __attribute__((target("avx512f,avx512dq"))) int main(void)
         x[i] = x0[i];
         DG_INPUTF(x[i]);
     }
-    double y[9], v[N];
+    double y[10], v[N];
 
     /* 0: `vxorpd v{k}, t, t` zeroes lanes 0-3 only; `vpaddq v{k}, c, c`
      * (integer arithmetic on constants) writes lanes 1, 2, 4 only. */
@@ -292,11 +293,35 @@ __attribute__((target("avx512f,avx512dq"))) int main(void)
         y[8] = sum;
     }
 
-    for (int o = 0; o < 9; o++) {
+    /* 9: x as floats, pairs swapped by `vprolq $32`, then the low float of
+     * each qword kept by `vpmovqd`: lane j of the result is float 2j + 1. */
+    {
+        float sw[N], lo[N / 2];
+        __asm__ volatile("vcvtpd2ps %2, %%ymm0\n\t"
+                         "vprolq $32, %%ymm0, %%ymm1\n\t"
+                         "vmovups %%ymm1, %0\n\t"
+                         "vpmovqd %%ymm1, %%xmm2\n\t"
+                         "vmovups %%xmm2, %1"
+                         : "=m"(sw), "=m"(lo)
+                         : "m"(x)
+                         : "xmm0", "xmm1", "xmm2");
+        double sum = 0;
+        for (int j = 0; j < N; j++) {
+            sum += w[j] * (double)sw[j];
+            expect[9][j ^ 1] += w[j];
+        }
+        for (int j = 0; j < N / 2; j++) {
+            sum += 10.0 * w[j] * (double)lo[j];
+            expect[9][2 * j + 1] += 10.0 * w[j];
+        }
+        y[9] = sum;
+    }
+
+    for (int o = 0; o < 10; o++) {
         DG_OUTPUTF(y[o]);
         printf("y%d = %.9g\n", o, y[o]);
     }
-    for (int o = 0; o < 9; o++) {
+    for (int o = 0; o < 10; o++) {
         for (int i = 0; i < N; i++) printf("expect %d %d %.17g\n", o, i, expect[o][i]);
     }
     printf("END avx512_rules\n");
