@@ -91,24 +91,11 @@ impl Default for RuntimeAlloc {
 /// what the tape holds so far. Runs with the allocator's lock held, so
 /// nothing here allocates.
 fn out_of_memory(len: usize) -> ! {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit writes the struct we own.
-    let r = unsafe {
-        sys::syscall3(
-            libc::SYS_getrlimit,
-            libc::RLIMIT_AS as u64,
-            &mut limit as *mut libc::rlimit as u64,
-            0,
-        )
-    };
-    if r == 0 && limit.rlim_cur != libc::RLIM_INFINITY {
+    let limit = sys::address_space_limit();
+    if let Some(limit) = limit.ok().filter(|l| l.rlim_cur != libc::RLIM_INFINITY) {
         crate::dgad_eprintln!(
-            "fatal: the runtime cannot map {} bytes of memory: the virtual memory limit is {} KiB \
-             and dgad's reservations already exceed it (was it lowered after start, e.g. `ulimit -v` \
-             in a shell running under dgad?)",
+            "fatal: the runtime cannot map {} bytes of memory under the virtual memory limit of \
+             {} KiB: lift it (`ulimit -v unlimited`)",
             len,
             limit.rlim_cur / 1024
         );

@@ -272,3 +272,38 @@ pub fn exit_group(code: i32) -> ! {
     unsafe { syscall3(libc::SYS_exit_group, code as u64, 0, 0) };
     unreachable!("exit_group returned")
 }
+
+/// This process's `RLIMIT_AS` (soft, hard), or the error.
+pub fn address_space_limit() -> Result<libc::rlimit, i64> {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes the struct we own.
+    let r = unsafe {
+        syscall3(
+            libc::SYS_getrlimit,
+            libc::RLIMIT_AS as u64,
+            &mut limit as *mut libc::rlimit as u64,
+            0,
+        )
+    };
+    if r < 0 {
+        Err(r)
+    } else {
+        Ok(limit)
+    }
+}
+
+/// Sets this process's `RLIMIT_AS`; 0 or the error.
+pub fn set_address_space_limit(limit: &libc::rlimit) -> i64 {
+    // SAFETY: setrlimit reads the struct we own.
+    unsafe {
+        syscall3(
+            libc::SYS_setrlimit,
+            libc::RLIMIT_AS as u64,
+            limit as *const libc::rlimit as u64,
+            0,
+        )
+    }
+}

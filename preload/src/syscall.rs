@@ -268,22 +268,10 @@ static DEFERRED_AS: [core::sync::atomic::AtomicU64; 2] = [
 /// (a lowered one could not be raised again after a failed `execve`).
 /// Writes the old limit to `old` if non-zero.
 fn address_space_limit(new: u64, old: u64) -> i64 {
-    let mut native = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
+    let native = match sys::address_space_limit() {
+        Ok(l) => l,
+        Err(e) => return e,
     };
-    // SAFETY: getrlimit writes the struct we own.
-    let r = unsafe {
-        sys::syscall3(
-            libc::SYS_getrlimit,
-            libc::RLIMIT_AS as u64,
-            &mut native as *mut libc::rlimit as u64,
-            0,
-        )
-    };
-    if r < 0 {
-        return r;
-    }
     let current = |i: usize, native: u64| match DEFERRED_AS[i].load(Ordering::Acquire) {
         u64::MAX => native,
         v => v,
@@ -302,15 +290,7 @@ fn address_space_limit(new: u64, old: u64) -> i64 {
                 rlim_cur: native.rlim_cur,
                 rlim_max: want.rlim_max,
             };
-            // SAFETY: setrlimit reads the struct we own.
-            let r = unsafe {
-                sys::syscall3(
-                    libc::SYS_setrlimit,
-                    libc::RLIMIT_AS as u64,
-                    &raised as *const libc::rlimit as u64,
-                    0,
-                )
-            };
+            let r = sys::set_address_space_limit(&raised);
             if r < 0 {
                 return r;
             }
@@ -357,56 +337,19 @@ fn apply_deferred_address_space_limit() -> Option<u64> {
     if soft == u64::MAX {
         return None;
     }
-    let mut native = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit/setrlimit read and write structs we own.
-    unsafe {
-        if sys::syscall3(
-            libc::SYS_getrlimit,
-            libc::RLIMIT_AS as u64,
-            &mut native as *mut libc::rlimit as u64,
-            0,
-        ) < 0
-        {
-            return None;
-        }
-        let lowered = libc::rlimit {
-            rlim_cur: soft.min(native.rlim_max),
-            rlim_max: native.rlim_max,
-        };
-        sys::syscall3(
-            libc::SYS_setrlimit,
-            libc::RLIMIT_AS as u64,
-            &lowered as *const libc::rlimit as u64,
-            0,
-        );
-    }
+    let native = sys::address_space_limit().ok()?;
+    sys::set_address_space_limit(&libc::rlimit {
+        rlim_cur: soft.min(native.rlim_max),
+        rlim_max: native.rlim_max,
+    });
     Some(native.rlim_cur)
 }
 
 /// Puts the soft `RLIMIT_AS` back after a failed `execve`.
 fn restore_address_space_limit(soft: u64) {
-    let mut native = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: as in `apply_deferred_address_space_limit`.
-    unsafe {
-        sys::syscall3(
-            libc::SYS_getrlimit,
-            libc::RLIMIT_AS as u64,
-            &mut native as *mut libc::rlimit as u64,
-            0,
-        );
+    if let Ok(mut native) = sys::address_space_limit() {
         native.rlim_cur = soft;
-        sys::syscall3(
-            libc::SYS_setrlimit,
-            libc::RLIMIT_AS as u64,
-            &native as *const libc::rlimit as u64,
-            0,
-        );
+        sys::set_address_space_limit(&native);
     }
 }
 

@@ -168,24 +168,13 @@ pub fn reserve_shadow() -> Result<(), String> {
             libc::PROT_NONE
         };
         if sys::map_anon((end - start) as usize, prot, start, true).is_none() {
-            let mut limit = [0u64; 2];
-            // SAFETY: getrlimit writes two words into our array.
-            unsafe {
-                sys::syscall3(
-                    libc::SYS_getrlimit,
-                    libc::RLIMIT_AS as u64,
-                    limit.as_mut_ptr() as u64,
-                    0,
-                )
-            };
-            let why = if limit[0] != u64::MAX {
-                format!(
+            let why = match sys::address_space_limit() {
+                Ok(l) if l.rlim_cur != libc::RLIM_INFINITY => format!(
                     "; record mode reserves terabytes of address space (no memory) for it, \
                      and the virtual memory limit is {} KiB: lift it (`ulimit -v unlimited`)",
-                    limit[0] / 1024
-                )
-            } else {
-                String::new()
+                    l.rlim_cur / 1024
+                ),
+                _ => String::new(),
             };
             return Err(format!(
                 "cannot reserve shadow memory at {start:#x}-{end:#x}{why}"
