@@ -65,12 +65,37 @@ pub fn after_syscall(nr: i64, a: &[u64; 7], result: i64) {
         libc::SYS_read | libc::SYS_pread64 | libc::SYS_recvfrom => clear(a[2], done),
         libc::SYS_getrandom => clear(a[1], done),
         libc::SYS_readv | libc::SYS_preadv | libc::SYS_preadv2 => clear_iovecs(a[2], a[3], done),
-        libc::SYS_recvmsg => {
-            // struct msghdr: name, namelen, iov, iovlen, …
-            if let (Some(iov), Some(n)) = (read_u64(a[2] + 16), read_u64(a[2] + 24)) {
-                clear_iovecs(iov, n, done);
+        libc::SYS_recvmsg => received(a[2], done),
+        libc::SYS_recvmmsg => {
+            // struct mmsghdr: a msghdr (56 bytes), the received length (a
+            // u32), padding to 64.
+            for k in 0..done.min(1024) {
+                let hdr = a[2] + 64 * k;
+                let mut len = [0u8; 4];
+                if super::guest::read_mem(hdr + 56, &mut len) {
+                    received(hdr, u64::from(u32::from_le_bytes(len)));
+                }
             }
         }
+        // The message type (a long), then the text.
+        libc::SYS_msgrcv => clear(a[2], 8 + done),
+        libc::SYS_mq_timedreceive => {
+            clear(a[2], done);
+            if a[4] != 0 {
+                clear(a[4], 4);
+            }
+        }
+        libc::SYS_process_vm_readv => clear_iovecs(a[2], a[3], done),
+        // Structures the kernel fills: a buffer that held active values
+        // before must not keep their indices (spurious reports, or worse
+        // when the bytes are read as floating-point data).
+        libc::SYS_getdents64 => clear(a[2], done),
+        libc::SYS_fstat | libc::SYS_stat | libc::SYS_lstat => {
+            clear(a[2], core::mem::size_of::<libc::stat>() as u64)
+        }
+        libc::SYS_newfstatat => clear(a[3], core::mem::size_of::<libc::stat>() as u64),
+        libc::SYS_statx => clear(a[5], 256),
+        libc::SYS_clock_gettime => clear(a[2], 16),
         libc::SYS_mmap => clear(done, a[2]),
         libc::SYS_munmap => clear(a[1], a[2]),
         // Pages the program gives back read as zeros afterwards (glibc's
@@ -91,6 +116,26 @@ pub fn after_syscall(nr: i64, a: &[u64; 7], result: i64) {
             }
         }
         _ => {}
+    }
+}
+
+/// A `struct msghdr` at `hdr` after receiving `bytes`: its data (through
+/// its iovecs), the sender's address and the ancillary data, with the
+/// lengths the kernel wrote back.
+fn received(hdr: u64, bytes: u64) {
+    let word = |off: u64| read_u64(hdr + off);
+    if let (Some(iov), Some(n)) = (word(16), word(24)) {
+        clear_iovecs(iov, n, bytes);
+    }
+    if let (Some(name), Some(len)) = (word(0), word(8)) {
+        if name != 0 {
+            clear(name, len & 0xffff_ffff);
+        }
+    }
+    if let (Some(control), Some(len)) = (word(32), word(40)) {
+        if control != 0 {
+            clear(control, len);
+        }
     }
 }
 
