@@ -192,6 +192,17 @@ pub fn granule_shift(insn: &Instruction) -> bool {
         && insn.immediate8().is_multiple_of(32)
 }
 
+/// Conversions to or from 16-bit floating-point formats (F16C's half
+/// precision, AVX-512 BF16): a 2-byte value has no index granule of its
+/// own, so an active input loses its derivative — reported, never silent.
+pub fn half_precision_conversion(insn: &Instruction) -> bool {
+    use Mnemonic as M;
+    matches!(
+        insn.mnemonic(),
+        M::Vcvtps2ph | M::Vcvtph2ps | M::Vcvtneps2bf16 | M::Vcvtne2ps2bf16 | M::Vdpbf16ps
+    )
+}
+
 /// `btr`/`bts`/`btc` of the sign bit of a 64-bit (32-bit) operand with an
 /// immediate bit number: abs, negative abs, negation of a double (float)
 /// in a general register or memory (gcc -O2 compiles `fabs` through a
@@ -360,7 +371,10 @@ fn specific_plan(insn: &Instruction, flags_free: bool) -> Plan {
     match semantics(insn.code()) {
         Some(Semantics::NoWrite) | Some(Semantics::Special(SpecialKind::Control)) => Plan::Nothing,
         Some(Semantics::Passive)
-            if is_vector_integer_arithmetic(insn) || granule_shift(insn) || sign_bit_op(insn) =>
+            if is_vector_integer_arithmetic(insn)
+                || granule_shift(insn)
+                || sign_bit_op(insn)
+                || half_precision_conversion(insn) =>
         {
             // Integer arithmetic on floating-point bits (exponent tricks),
             // granule moves and sign-bit tricks by other means: the runtime

@@ -23,6 +23,8 @@
 //!   guest's values;
 //! - `bit_moves.c`: `btr`/`btc`/`bts` of the sign bit of doubles and
 //!   floats in general registers and memory, `psrlq` by 32 on float pairs;
+//! - `half_conversions.c`: F16C conversions of an active float, which
+//!   must be reported;
 //! - `significand_masks.c`: bit masks that take a float apart (`x &
 //!   0x007fffff`, `| 0x3f800000`, `andnot` of the exponent), scalings
 //!   within the binade; on doubles the scale is out of the sweeps' range
@@ -243,4 +245,18 @@ fn significand_masks_on_doubles_are_reported_constants() {
     );
     let got = eval_values(&run.dir, "dg-output-bars", "1.0\n", "dg-input-bars", false);
     assert_eq!(got, vec![0.0, 0.0], "a reported constant has derivative 0");
+}
+
+/// Half-precision conversions of an active float are reported constants.
+#[test]
+#[cfg_attr(not(host_avx2), ignore = "this CPU has no AVX2 (and so no F16C)")]
+fn half_precision_conversions_are_reported() {
+    let run = record("half_conversions", &[], Compiler::Gcc, OptLevel::O3);
+    assert!(
+        run.stderr.contains("record: no derivative rule") && run.stderr.contains("vcvtps2ph"),
+        "the conversion must be reported: {}",
+        run.stderr
+    );
+    let got = eval_values(&run.dir, "dg-output-bars", "1.0\n", "dg-input-bars", false);
+    assert_eq!(got, vec![0.0], "a reported constant has derivative 0");
 }

@@ -47,7 +47,8 @@ pub fn instrument(ctx: &mut ThreadCtx, insn: &Instruction) {
         Some(Semantics::Passive) if exponent_scaling(ctx, r, &insn) => {}
         Some(Semantics::Passive) => {
             let report = rewriter::instrument::is_vector_integer_arithmetic(&insn)
-                && !exponent_extraction(ctx, &insn);
+                && !exponent_extraction(ctx, &insn)
+                || rewriter::instrument::half_precision_conversion(&insn);
             clear_written(ctx, &insn, report)
         }
         Some(Semantics::Special(SpecialKind::GatherScatter)) => gather_scatter(ctx, &insn),
