@@ -563,7 +563,7 @@ pub(crate) fn write_if_changed(path: &Path, contents: &str) {
     }
     let dir = path.parent().expect("generated files live in a directory");
     fs::create_dir_all(dir).unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
-    let partial = path.with_extension(format!("partial-{}", std::process::id()));
+    let partial = crate::private_name(path);
     fs::write(&partial, contents)
         .unwrap_or_else(|e| panic!("cannot write {}: {e}", partial.display()));
     fs::rename(&partial, path)

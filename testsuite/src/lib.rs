@@ -304,12 +304,10 @@ fn compile(
 
     // The compiler writes to a private name that is renamed into place, so a
     // concurrent `cargo test` in the same target directory never runs a
-    // half-written binary.
-    let partial = output.with_file_name(format!(
-        "{}.partial-{}",
-        file_name(&output),
-        std::process::id()
-    ));
+    // half-written binary. The name is private to the process and to the
+    // call: two tests of one binary may build the same program at once
+    // (both renames then succeed, the second replacing an identical file).
+    let partial = private_name(&output);
     fs::create_dir_all(&out_dir)
         .unwrap_or_else(|e| panic!("cannot create {}: {e}", out_dir.display()));
     let result = Command::new(driver)
@@ -337,6 +335,18 @@ fn compile(
     fs::write(&stamp, &command_line)
         .unwrap_or_else(|e| panic!("cannot write {}: {e}", stamp.display()));
     output
+}
+
+/// A name beside `path` that no other process and no other call in this
+/// one uses: where a file is written before it is renamed into place.
+pub(crate) fn private_name(path: &Path) -> PathBuf {
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    path.with_file_name(format!(
+        "{}.partial-{}-{}",
+        file_name(path),
+        std::process::id(),
+        CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ))
 }
 
 fn file_name(path: &Path) -> String {
