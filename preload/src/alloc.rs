@@ -132,6 +132,7 @@ unsafe impl GlobalAlloc for RuntimeAlloc {
                 else {
                     out_of_memory(CHUNK)
                 };
+                sys::advise_huge_pages(chunk, CHUNK);
                 l.cursor = chunk as usize + size;
                 l.end = chunk as usize + CHUNK;
                 return chunk as *mut u8;

@@ -404,6 +404,7 @@ impl CodeCache {
             }
         }
         let base = base?;
+        sys::advise_huge_pages(base, CHUNK_BYTES as usize);
         let index = sys::map_anon(
             CHUNK_BLOCK_SLOTS * 8,
             libc::PROT_READ | libc::PROT_WRITE,

@@ -133,6 +133,24 @@ pub fn map_anon(len: usize, prot: i32, hint: u64, fixed_noreplace: bool) -> Opti
     Some(r as u64)
 }
 
+/// The size of a transparent huge page on x86-64: mappings whose length is
+/// a multiple of it are placed on its boundary by the kernel.
+pub const HUGE_PAGE_BYTES: usize = 2 << 20;
+
+/// Asks for transparent huge pages on `[addr, addr + len)` (a hint: the
+/// kernel may ignore it, e.g. with THP disabled).
+pub fn advise_huge_pages(addr: u64, len: usize) {
+    // SAFETY: madvise with MADV_HUGEPAGE changes no contents and no access.
+    unsafe {
+        syscall3(
+            libc::SYS_madvise,
+            addr,
+            len as u64,
+            libc::MADV_HUGEPAGE as u64,
+        )
+    };
+}
+
 /// Writes all of `buf` to file descriptor `fd`, ignoring errors (used for
 /// diagnostics, where there is nobody left to report an error to).
 pub fn write_all(fd: i32, mut buf: &[u8]) {
