@@ -25,6 +25,7 @@
 //!   floats in general registers and memory, `psrlq` by 32 on float pairs;
 //! - `half_conversions.c`: F16C conversions of an active float, which
 //!   must be reported;
+//! - `byte_blend.c`: `pblendvb` taking a float apart: a reported constant.
 //! - `significand_masks.c`: bit masks that take a float apart (`x &
 //!   0x007fffff`, `| 0x3f800000`, `andnot` of the exponent), scalings
 //!   within the binade; on doubles the scale is out of the sweeps' range
@@ -259,4 +260,23 @@ fn half_precision_conversions_are_reported() {
     );
     let got = eval_values(&run.dir, "dg-output-bars", "1.0\n", "dg-input-bars", false);
     assert_eq!(got, vec![0.0], "a reported constant has derivative 0");
+}
+
+/// A byte blend that assembles a float from the bytes of two is a
+/// reported constant, not a derivative on a third input whose index the
+/// blended index bytes happen to spell.
+#[test]
+fn byte_blends_that_split_a_value_are_reported_constants() {
+    let run = record("byte_blend", &[], Compiler::Gcc, OptLevel::O3);
+    assert!(
+        run.stderr
+            .contains("record: a byte-granular move took an active value apart")
+            && run.stderr.contains("pblendvb"),
+        "the blend must be reported: {}",
+        run.stderr
+    );
+    let got = eval_values(&run.dir, "dg-output-bars", "1.0\n", "dg-input-bars", false);
+    assert_eq!(got.len(), 600);
+    let nonzero: Vec<usize> = (0..got.len()).filter(|&i| got[i] != 0.0).collect();
+    assert!(nonzero.is_empty(), "derivatives on inputs {nonzero:?}");
 }

@@ -766,17 +766,29 @@ impl LogicLanes {
             })
             .find(|&m| vals.iter().all(|&v| v & mask & !sign != m))
             .unwrap_or(0);
+        // A double's probes also differ in bit 31, where a float's sign
+        // would sit: a float in the low half with a passive neighbour
+        // reads as a small double, and `orps` with clang's {−0.f, −0.f}
+        // on a negative float keeps that double's magnitude while flipping
+        // its sign — negation of the "double", the identity of the float.
+        let probes: &[u64] = if width == 8 {
+            &[one, one & !SIGN32]
+        } else {
+            &[one]
+        };
         let result = self.eval(&vals) & mask;
         for (k, &ik) in idx.iter().enumerate() {
             if ik == 0 {
                 continue;
             }
             let x = vals[k];
-            let mut probe_vals = vals.clone();
-            let probe = (x & sign) | one;
-            probe_vals[k] = probe;
-            let probe_result = self.eval(&probe_vals) & mask;
-            if result & !sign == x & !sign && probe_result & !sign == probe & !sign {
+            let keeps_probe = |p: u64| {
+                let mut probe_vals = vals.clone();
+                let probe = (x & sign) | p;
+                probe_vals[k] = probe;
+                self.eval(&probe_vals) & mask & !sign == probe & !sign
+            };
+            if result & !sign == x & !sign && probes.iter().all(|&p| keeps_probe(p)) {
                 let p = if (result ^ x) & sign == 0 { 1.0 } else { -1.0 };
                 return LaneRule::Index(result_index(ctx, r, ik, p, 0, 0.0));
             }
@@ -923,10 +935,78 @@ fn moves(ctx: &mut ThreadCtx, insn: &Instruction) {
             } else {
                 0
             };
+            let before = replay_inputs(ctx, insn);
             if !replay::replay(ctx, insn, mem) {
-                clear_written(ctx, insn, true);
+                return clear_written(ctx, insn, true);
             }
+            keep_whole_granules(ctx, insn, &before);
         }
+    }
+}
+
+/// The index granules a replayed move may produce: those of its register
+/// and memory operands (the destination's own included, for merges),
+/// before it runs. Their data operands, that is; selectors widen the set
+/// harmlessly.
+fn replay_inputs(ctx: &ThreadCtx, insn: &Instruction) -> Vec<u32> {
+    let mut set = Vec::new();
+    for op in 0..insn.op_count() {
+        let mut sh = [0u8; 64];
+        let n = match insn.op_kind(op) {
+            OpKind::Register => insn.op_register(op).size().min(64),
+            OpKind::Memory => insn.memory_size().size().min(64),
+            _ => continue,
+        };
+        let Some(loc) = operand_shadow(ctx, insn, op) else {
+            continue;
+        };
+        read_shadow(ctx, loc, &mut sh[..n.next_multiple_of(4).min(64)]);
+        set.extend(
+            sh.chunks_exact(4)
+                .map(|g| u32::from_le_bytes(g.try_into().unwrap()))
+                .filter(|&i| i != 0),
+        );
+    }
+    set
+}
+
+/// Byte-granular moves (`pblendvb` with a mask that differs within a
+/// float, `pshufb`, `palignr` by 1–3, byte unpacks, byte broadcasts) can
+/// assemble an index granule from the bytes of several indices — or of
+/// one index in another order — naming some unrelated value: after the
+/// replay every destination granule must be one of the inputs' (or 0);
+/// one that is not is a constant, reported (the data there is no value
+/// of the program's either).
+fn keep_whole_granules(ctx: &mut ThreadCtx, insn: &Instruction, inputs: &[u32]) {
+    if insn.op_count() == 0 {
+        return;
+    }
+    let n = match insn.op0_kind() {
+        OpKind::Register => insn.op0_register().size(),
+        OpKind::Memory => insn.memory_size().size(),
+        _ => return,
+    }
+    .min(64)
+        / 4;
+    let Some(loc) = operand_shadow(ctx, insn, 0) else {
+        return;
+    };
+    let mut sh = [0u8; 64];
+    read_shadow(ctx, loc, &mut sh[..4 * n]);
+    let mut split = false;
+    for g in sh[..4 * n].chunks_exact_mut(4) {
+        let i = u32::from_le_bytes((&*g).try_into().unwrap());
+        if i != 0 && !inputs.contains(&i) {
+            g.fill(0);
+            split = true;
+        }
+    }
+    if split {
+        write_shadow(ctx, loc, &sh[..4 * n]);
+        warn_once(
+            insn,
+            "a byte-granular move took an active value apart; the result is treated as a constant",
+        );
     }
 }
 

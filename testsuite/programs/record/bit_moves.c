@@ -3,7 +3,8 @@
  * negative abs; gcc -O2 compiles the memcpy-to-integer `fabs` idiom so),
  * on doubles in 64-bit registers and memory and on floats in 32-bit
  * registers; and `psrlq x, 32`, which brings the upper float of each
- * qword down (a move of whole index granules).
+ * qword down (a move of whole index granules); float sign masks in all
+ * lanes on a float whose neighbours are passive.
  *
  * Inputs x[0..8) (double). The program prints the gradient (`expect
  * OUTPUT INPUT d`) for testsuite/tests/record_vector_rules.rs. SSE2 only. */
@@ -15,7 +16,7 @@
 
 #define N 8
 static double x[N];
-static double expect[3][N];
+static double expect[4][N];
 
 static double bit_fabs(double v)
 {
@@ -42,7 +43,7 @@ int main(void)
         x[i] = x0[i];
         DG_INPUTF(x[i]);
     }
-    double y[3];
+    double y[4];
     double sign[N];
     for (int i = 0; i < N; i++) sign[i] = x0[i] < 0 ? -1.0 : 1.0;
 
@@ -85,11 +86,35 @@ int main(void)
     expect[2][1] = 1;
     expect[2][3] = 2;
 
-    for (int o = 0; o < 3; o++) {
+    /* 3: clang's float sign masks, all four lanes {-0.f, ...} (or
+     * 0x7fffffff), applied with orps/xorps/andps to a float loaded by
+     * movss, whose upper lanes are passive zeros: the low 8 bytes then
+     * also read as a small double, and for a negative float `orps` keeps
+     * that double's magnitude while flipping its sign. -|x| of negative
+     * x[1] is x[1] (+1), of positive x[0] is -x[0]; -x[7]; |x[4]|. */
+    static const float minus0[4] __attribute__((aligned(16))) = {-0.f, -0.f, -0.f, -0.f};
+    static const uint32_t absmask[4] __attribute__((aligned(16))) = {
+        0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff};
+    float h[4] = {(float)x[1], (float)x[0], (float)x[7], (float)x[4]}, k[4];
+    __asm__ volatile("movss %1, %%xmm0\n\torps %2, %%xmm0\n\tmovss %%xmm0, %0"
+                     : "=m"(k[0]) : "m"(h[0]), "m"(minus0) : "xmm0");
+    __asm__ volatile("movss %1, %%xmm0\n\torps %2, %%xmm0\n\tmovss %%xmm0, %0"
+                     : "=m"(k[1]) : "m"(h[1]), "m"(minus0) : "xmm0");
+    __asm__ volatile("movss %1, %%xmm0\n\txorps %2, %%xmm0\n\tmovss %%xmm0, %0"
+                     : "=m"(k[2]) : "m"(h[2]), "m"(minus0) : "xmm0");
+    __asm__ volatile("movss %1, %%xmm0\n\tandps %2, %%xmm0\n\tmovss %%xmm0, %0"
+                     : "=m"(k[3]) : "m"(h[3]), "m"(absmask) : "xmm0");
+    y[3] = (double)k[0] + 2.0 * (double)k[1] + 3.0 * (double)k[2] + 4.0 * (double)k[3];
+    expect[3][1] = -sign[1];
+    expect[3][0] = -2 * sign[0];
+    expect[3][7] = -3;
+    expect[3][4] = 4 * sign[4];
+
+    for (int o = 0; o < 4; o++) {
         DG_OUTPUTF(y[o]);
         printf("y%d = %.9g\n", o, y[o]);
     }
-    for (int o = 0; o < 3; o++) {
+    for (int o = 0; o < 4; o++) {
         for (int i = 0; i < N; i++) printf("expect %d %d %.17g\n", o, i, expect[o][i]);
     }
     printf("END bit_moves\n");
