@@ -63,6 +63,9 @@ pub mod reason {
 pub const XSAVE_BYTES: usize = 8192;
 /// Size of each thread's runtime stack.
 pub const RUNTIME_STACK_BYTES: usize = 1 << 20;
+/// Size of each thread's alternate signal stack for the runtime's host
+/// handler (a kernel frame with AVX-512 state is ~3.5 KiB).
+pub const RUNTIME_SIGSTACK_BYTES: usize = 64 << 10;
 
 /// States of [`ThreadCtx::life`].
 pub mod life {
@@ -128,6 +131,17 @@ pub struct ThreadCtx {
     pub resume_addr: u64,
     /// Top of this thread's runtime stack.
     pub rt_stack_top: u64,
+    /// Base of the alternate signal stack the runtime's host handler runs
+    /// on ([`RUNTIME_SIGSTACK_BYTES`]): never the guest's stack, below
+    /// whose red zone the lookups keep registers (decision 24).
+    pub sigstack: u64,
+    /// The guest's `sigaltstack` (the kernel holds the runtime's):
+    /// address, size and flags (`SS_DISABLE` when none).
+    pub guest_ss_sp: u64,
+    /// See [`Self::guest_ss_sp`].
+    pub guest_ss_size: u64,
+    /// See [`Self::guest_ss_sp`].
+    pub guest_ss_flags: i32,
     /// Guest registers while the runtime runs.
     pub regs: GuestRegs,
     /// Kernel thread id.
@@ -226,11 +240,14 @@ impl ThreadCtx {
         let rw = libc::PROT_READ | libc::PROT_WRITE;
         let addr = sys::map_anon(size, rw, 0, false)?;
         let stack = sys::map_anon(RUNTIME_STACK_BYTES, rw, 0, false)?;
+        let sigstack = sys::map_anon(RUNTIME_SIGSTACK_BYTES, rw, 0, false)?;
         // SAFETY: a fresh, zeroed, suitably aligned mapping of the right size;
         // all-zero bytes are a valid ThreadCtx.
         let ctx = unsafe { &mut *(addr as *mut ThreadCtx) };
         ctx.self_addr = addr;
         ctx.rt_stack_top = stack + RUNTIME_STACK_BYTES as u64 - 64;
+        ctx.sigstack = sigstack;
+        ctx.guest_ss_flags = libc::SS_DISABLE;
         ctx.enter_exit = crate::entry::enter_exit_addr();
         ctx.enter_ibl_miss = crate::entry::enter_ibl_miss_addr();
         ctx.shadow_mask = shadowmem::XOR_MASK;
@@ -338,6 +355,20 @@ impl ThreadCtx {
         // SAFETY: ARCH_SET_GS only changes this thread's gs base, which
         // neither the guest nor libc uses.
         unsafe { sys::syscall3(libc::SYS_arch_prctl, 0x1001, self.self_addr, 0) == 0 }
+    }
+
+    /// Makes this context's signal stack the calling thread's alternate
+    /// stack (the host handler is installed with `SA_ONSTACK`); the
+    /// guest's own is kept in the context.
+    pub fn install_signal_stack(&self) {
+        let ss = libc::stack_t {
+            ss_sp: self.sigstack as *mut libc::c_void,
+            ss_flags: 0,
+            ss_size: RUNTIME_SIGSTACK_BYTES,
+        };
+        // SAFETY: sigaltstack reads the stack_t in a local; the memory it
+        // names is this context's, mapped for the process's life.
+        unsafe { sys::syscall3(libc::SYS_sigaltstack, &ss as *const _ as u64, 0, 0) };
     }
 }
 

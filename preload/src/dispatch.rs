@@ -90,6 +90,7 @@ fn continue_in_block(ctx: &mut ThreadCtx, rec_addr: u64, patch: i32) {
 
 /// First dispatch of a new thread (from `dgad_raw_clone`'s child path).
 pub extern "C" fn dgad_thread_start(ctx: &mut ThreadCtx) {
+    ctx.install_signal_stack();
     crate::threads::note_tid(ctx);
     enter_guest_at(ctx, None);
 }

@@ -49,6 +49,10 @@ global_asm!(
     // rcx, guest rax and rcx in their slots, rdx live. Probe way 1
     // without touching the flags (a computed goto's target may read
     // them): rcx = target - key, zero on a match.
+    "    mov rax, qword ptr [rsp - 160]",
+    "    mov qword ptr gs:[{SPILL_RAX}], rax",
+    "    mov rax, qword ptr [rsp - 152]",
+    "    mov qword ptr gs:[{SPILL_RCX}], rax",
     "    mov qword ptr gs:[{IBL_TARGET}], rcx",
     "    mov qword ptr gs:[{SPILL_RDX}], rdx",
     "    movzx eax, cx",
@@ -95,6 +99,7 @@ global_asm!(
     "5:  mov rax, qword ptr gs:[{HITS2}]",
     "    lea rax, [rax + 1]",
     "    mov qword ptr gs:[{HITS2}], rax",
+
     "    mov rax, qword ptr gs:[{SCRATCH} + 8]",
     "    mov rcx, qword ptr gs:[{IBL_TARGET}]",
     "    mov rdx, qword ptr gs:[{SPILL_RDX}]",

@@ -210,6 +210,7 @@ pub extern "C" fn dgad_init(
     if !ctx.install() {
         fail("arch_prctl(ARCH_SET_GS) failed: cannot give the runtime a segment base");
     }
+    ctx.install_signal_stack();
     crate::threads::register(ctx);
     crate::signals::init();
     crate::log!("takeover of pid {}", pid());

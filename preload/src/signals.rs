@@ -97,14 +97,17 @@ fn kernel_sigaction(
 }
 
 fn install_host(sig: i32, guest: &KernelSigaction) -> i64 {
-    let keep = (libc::SA_ONSTACK
-        | libc::SA_NODEFER
-        | libc::SA_RESETHAND
-        | libc::SA_NOCLDSTOP
-        | libc::SA_NOCLDWAIT) as u64;
+    // Always on the runtime's alternate stack (the guest's SA_ONSTACK is
+    // for the frames the runtime builds): the kernel's frame must not
+    // land below the guest's red zone, where lookups keep registers.
+    let keep =
+        (libc::SA_NODEFER | libc::SA_RESETHAND | libc::SA_NOCLDSTOP | libc::SA_NOCLDWAIT) as u64;
     let host = KernelSigaction {
         handler: host_handler as *const () as u64,
-        flags: (guest.flags & keep) | libc::SA_SIGINFO as u64 | SA_RESTORER,
+        flags: (guest.flags & keep)
+            | libc::SA_SIGINFO as u64
+            | libc::SA_ONSTACK as u64
+            | SA_RESTORER,
         restorer: dgad_host_restorer as *const () as u64,
         mask: guest.mask,
     };
@@ -224,39 +227,78 @@ pub fn sigaction(sig: i32, act: u64, oldact: u64, setsize: u64) -> i64 {
     0
 }
 
-/// The thread's alternate signal stack (the kernel keeps it), and whether
-/// a guest stack pointer `rsp` lies on it while it is enabled.
-fn guest_altstack(rsp: u64) -> (libc::stack_t, bool) {
-    let mut alt = libc::stack_t {
-        ss_sp: core::ptr::null_mut(),
-        ss_flags: 0,
-        ss_size: 0,
+/// The guest's alternate signal stack (kept in the context: the kernel
+/// holds the runtime's), and whether a guest stack pointer `rsp` lies on
+/// it while it is enabled.
+fn guest_altstack(ctx: &ThreadCtx, rsp: u64) -> (libc::stack_t, bool) {
+    let alt = libc::stack_t {
+        ss_sp: ctx.guest_ss_sp as *mut libc::c_void,
+        ss_flags: ctx.guest_ss_flags,
+        ss_size: ctx.guest_ss_size as usize,
     };
-    // SAFETY: querying the thread's alternate stack into a local.
-    unsafe { sys::syscall3(libc::SYS_sigaltstack, 0, &mut alt as *mut _ as u64, 0) };
-    let lo = alt.ss_sp as u64;
-    let on_it = alt.ss_flags & libc::SS_DISABLE == 0 && rsp > lo && rsp <= lo + alt.ss_size as u64;
+    let lo = ctx.guest_ss_sp;
+    let on_it = alt.ss_flags & libc::SS_DISABLE == 0 && rsp > lo && rsp <= lo + ctx.guest_ss_size;
     (alt, on_it)
 }
 
-/// The guest's `sigaltstack`: the kernel keeps it; delivery asks it back.
-/// The kernel judges "running on the alternate stack" by the stack pointer
-/// of the call, which is the runtime's: the guest's is checked here, so a
-/// handler on the alternate stack sees `SS_ONSTACK` and may not replace
-/// it (`EPERM`), as natively.
+/// The guest's `sigaltstack`, emulated with the kernel's rules: `EPERM`
+/// for a change while running on it, `EINVAL` for unknown flags, `ENOMEM`
+/// below `MINSIGSTKSZ`, `EFAULT` for unreadable or unwritable arguments;
+/// the old value reports `SS_ONSTACK` by the guest's stack pointer.
 pub fn sigaltstack(ctx: &mut ThreadCtx, ss: u64, old: u64) -> i64 {
-    let (_, on_it) = guest_altstack(ctx.regs.gpr[reg::RSP]);
-    if on_it && ss != 0 {
-        return -(libc::EPERM as i64);
+    let (cur, on_it) = guest_altstack(ctx, ctx.regs.gpr[reg::RSP]);
+    let mut new = None;
+    if ss != 0 {
+        let mut req = [0u8; core::mem::size_of::<libc::stack_t>()];
+        // SAFETY: req is a local of the copied length; a fault on the
+        // guest's pointer is recovered.
+        if !unsafe { sys::safe_copy(req.as_mut_ptr(), ss as *const u8, req.len()) } {
+            return -(libc::EFAULT as i64);
+        }
+        // SAFETY: stack_t is plain data; any bytes are a value.
+        let req: libc::stack_t = unsafe { core::mem::transmute(req) };
+        if on_it {
+            return -(libc::EPERM as i64);
+        }
+        let mode = req.ss_flags & !SS_AUTODISARM;
+        if mode != 0 && mode != libc::SS_DISABLE && mode != libc::SS_ONSTACK {
+            return -(libc::EINVAL as i64);
+        }
+        new = Some(if mode == libc::SS_DISABLE {
+            (0, 0, libc::SS_DISABLE)
+        } else {
+            if req.ss_size < libc::MINSIGSTKSZ {
+                return -(libc::ENOMEM as i64);
+            }
+            (
+                req.ss_sp as u64,
+                req.ss_size as u64,
+                req.ss_flags & SS_AUTODISARM,
+            )
+        });
     }
-    // SAFETY: forwarded as the guest asked.
-    let r = unsafe { sys::syscall3(libc::SYS_sigaltstack, ss, old, 0) };
-    if r == 0 && old != 0 && on_it {
-        // SAFETY: the kernel just wrote a stack_t there for the guest.
-        unsafe { (*(old as *mut libc::stack_t)).ss_flags |= libc::SS_ONSTACK };
+    if old != 0 {
+        let mut out = cur;
+        if on_it {
+            out.ss_flags |= libc::SS_ONSTACK;
+        }
+        // SAFETY: stack_t is plain data.
+        let bytes: [u8; core::mem::size_of::<libc::stack_t>()] =
+            unsafe { core::mem::transmute(out) };
+        // SAFETY: the destination is the guest's pointer, its faults
+        // (unmapped, read-only) recovered as the source's are.
+        if !unsafe { sys::safe_copy(old as *mut u8, bytes.as_ptr(), bytes.len()) } {
+            return -(libc::EFAULT as i64);
+        }
     }
-    r
+    if let Some((sp, size, flags)) = new {
+        (ctx.guest_ss_sp, ctx.guest_ss_size, ctx.guest_ss_flags) = (sp, size, flags);
+    }
+    0
 }
+
+/// `SS_AUTODISARM` (Linux 4.7): kept and reported, not acted on.
+const SS_AUTODISARM: i32 = 1 << 31;
 
 fn queue(ctx: &mut ThreadCtx, sig: i32, info: &libc::siginfo_t, uc: Option<&libc::ucontext_t>) {
     let n = ctx.pending_len as usize;
@@ -322,7 +364,7 @@ fn report_guest_address(ctx: &mut ThreadCtx) {
 /// Where in cache code `pc` is, in guest terms: the guest pc, whether the
 /// state there is exactly the guest's, and which guest registers are in
 /// their spill slots (`rewriter::translate::SPILLS_*`).
-fn locate(pc: u64) -> Option<(u64, bool, u8)> {
+fn locate(pc: u64) -> Option<(u64, bool, (u8, i16))> {
     let b = cache::find_block(pc)?;
     let off = (pc - b.cache_start) as u32;
     let i = b.insn_map.partition_point(|e| e.cache_off <= off);
@@ -331,7 +373,8 @@ fn locate(pc: u64) -> Option<(u64, bool, u8)> {
     }
     let e = b.insn_map[i - 1];
     let exact = e.boundary && e.cache_off == off;
-    Some((e.guest_pc, exact, if exact { 0 } else { e.spills }))
+    let spills = if exact { 0 } else { e.spills };
+    Some((e.guest_pc, exact, (spills, e.stack_bias)))
 }
 
 fn is_fault(sig: i32, info: &libc::siginfo_t) -> bool {
@@ -342,8 +385,16 @@ fn is_fault(sig: i32, info: &libc::siginfo_t) -> bool {
 }
 
 /// Sends the interrupted thread to `dgad_signal_entry` with guest state.
-fn redirect(ctx: &mut ThreadCtx, uc: &mut libc::ucontext_t, guest_pc: u64, spilled: u8) {
-    use rewriter::translate::{SPILLS_RAX, SPILLS_RCX, SPILLS_RDX};
+fn redirect(
+    ctx: &mut ThreadCtx,
+    uc: &mut libc::ucontext_t,
+    guest_pc: u64,
+    (spilled, stack_bias): (u8, i16),
+) {
+    use rewriter::translate::{
+        LOOKUP_SLOT_RAX, LOOKUP_SLOT_RCX, SPILLS_RAX, SPILLS_RAX_STACK, SPILLS_RCX,
+        SPILLS_RCX_STACK, SPILLS_RDX,
+    };
     let g = &mut uc.uc_mcontext.gregs;
     for (bit, reg, slot) in [
         (SPILLS_RAX, libc::REG_RAX, ctx.spill_rax),
@@ -352,6 +403,20 @@ fn redirect(ctx: &mut ThreadCtx, uc: &mut libc::ucontext_t, guest_pc: u64, spill
     ] {
         if spilled & bit != 0 {
             g[reg as usize] = slot as i64;
+        }
+    }
+    let rsp = g[libc::REG_RSP as usize] as u64;
+    for (bit, reg, slot) in [
+        (SPILLS_RAX_STACK, libc::REG_RAX, LOOKUP_SLOT_RAX),
+        (SPILLS_RCX_STACK, libc::REG_RCX, LOOKUP_SLOT_RCX),
+    ] {
+        if spilled & bit != 0 {
+            let at = rsp.wrapping_add_signed(i64::from(stack_bias) + i64::from(slot));
+            // SAFETY: the translation stored the register there before
+            // this position (the map entry says so), so the guest stack
+            // address is mapped and writable; a plain load, fine in
+            // signal context.
+            g[reg as usize] = unsafe { core::ptr::read_volatile(at as *const i64) };
         }
     }
     g[libc::REG_EFL as usize] &= !(TF as i64);
@@ -391,7 +456,7 @@ extern "C" fn host_handler(sig: i32, info: *mut libc::siginfo_t, ucv: *mut libc:
     let stepping_trap = sig == libc::SIGTRAP && ctx.stepping != 0 && info.si_code == 2; // TRAP_TRACE
     if stepping_trap {
         match locate(pc) {
-            Some((gpc, true, _)) => redirect(ctx, uc, gpc, 0),
+            Some((gpc, true, _)) => redirect(ctx, uc, gpc, (0, 0)),
             Some(_) => {}
             // Still leaving the runtime towards the block (see
             // `step_to_boundary`): keep stepping.
@@ -614,7 +679,7 @@ pub fn deliver_pending(ctx: &mut ThreadCtx) -> bool {
 fn build_frame(ctx: &mut ThreadCtx, p: &PendingSignal, act: &KernelSigaction) {
     let sig = p.signo;
     let guest_rsp = ctx.regs.gpr[reg::RSP];
-    let (alt, on_alt) = guest_altstack(guest_rsp);
+    let (alt, on_alt) = guest_altstack(ctx, guest_rsp);
     let mut sp = if act.flags & libc::SA_ONSTACK as u64 != 0
         && alt.ss_flags & libc::SS_DISABLE == 0
         && !on_alt

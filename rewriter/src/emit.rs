@@ -75,6 +75,18 @@ impl Emitter {
         self.u32(disp);
     }
 
+    /// `mov qword [rsp + disp32], reg`. Clobbers nothing.
+    pub fn store_rsp(&mut self, disp: i32, reg: Gpr) {
+        self.bytes(&[Self::rex_w(reg), 0x89, 0x84 | ((reg.0 & 7) << 3), 0x24]);
+        self.u32(disp as u32);
+    }
+
+    /// `mov reg, qword [rsp + disp32]`. Clobbers `reg`.
+    pub fn load_rsp(&mut self, reg: Gpr, disp: i32) {
+        self.bytes(&[Self::rex_w(reg), 0x8b, 0x84 | ((reg.0 & 7) << 3), 0x24]);
+        self.u32(disp as u32);
+    }
+
     /// `mov reg, qword gs:[disp]`. Clobbers `reg`.
     pub fn load_gs(&mut self, reg: Gpr, disp: u32) {
         self.bytes(&[

@@ -120,13 +120,36 @@ pub struct InsnMapEntry {
     /// without it only attribute inserted code to a guest instruction.
     pub boundary: bool,
     /// Guest registers this instruction's translation spills to their slots
-    /// before changing them ([`SPILLS_RAX`], [`SPILLS_RCX`], [`SPILLS_RDX`]):
-    /// a fault inside must restore them from there.
+    /// before changing them ([`SPILLS_RAX`], [`SPILLS_RCX`], [`SPILLS_RDX`]
+    /// in the thread context, [`SPILLS_RAX_STACK`] and [`SPILLS_RCX_STACK`]
+    /// below the guest's red zone): a fault inside must restore them from
+    /// there.
     pub spills: u8,
+    /// With the `_STACK` spills: how far the lookup slots are from the
+    /// `rsp` of this position (the site's `rsp` will move by this much
+    /// before the lookup's target reads them: a `ret` pops, a `call`
+    /// pushes).
+    pub stack_bias: i16,
 }
 
 /// [`InsnMapEntry::spills`]: guest `rax` is in its spill slot.
 pub const SPILLS_RAX: u8 = 1;
+/// [`InsnMapEntry::spills`]: guest `rax` is at `[rsp + stack_bias +`
+/// [`LOOKUP_SLOT_RAX`]`]`.
+pub const SPILLS_RAX_STACK: u8 = 8;
+/// [`InsnMapEntry::spills`]: guest `rcx` is at `[rsp + stack_bias +`
+/// [`LOOKUP_SLOT_RCX`]`]`.
+pub const SPILLS_RCX_STACK: u8 = 16;
+/// Where an indirect-branch lookup leaves guest `rax` for its target,
+/// relative to the target's `rsp`: below the guest's red zone (128
+/// bytes), which the System V ABI lets a signal handler overwrite at any
+/// moment, so no guest keeps data there. A store and a load there are
+/// forwarded at once; as `%gs:[disp]` (the thread context, no base
+/// register) they took ~8 cycles on the Zen 4 machine, on the path of
+/// every return's `rax` (decision 24).
+pub const LOOKUP_SLOT_RAX: i32 = -160;
+/// Where a lookup leaves guest `rcx`; see [`LOOKUP_SLOT_RAX`].
+pub const LOOKUP_SLOT_RCX: i32 = -152;
 /// [`InsnMapEntry::spills`]: guest `rcx` is in its spill slot.
 pub const SPILLS_RCX: u8 = 2;
 /// [`InsnMapEntry::spills`]: guest `rdx` is in its spill slot.
@@ -364,18 +387,22 @@ pub fn translate_native_call(
         cache_off: t.e.offset() as u32,
         guest_pc,
         boundary: false,
-        spills: SPILLS_RCX,
+        spills: 0,
+        stack_bias: 0,
     });
     let l = *layout;
     let signals = t.e.jne_if_gs32_nonzero_placeholder(l.pending_signals);
-    t.e.store_gs(l.spill_rcx, Gpr::RCX);
+    t.e.store_rsp(LOOKUP_SLOT_RCX + 8, Gpr::RCX);
+    t.inside(guest_pc, SPILLS_RCX_STACK, 8);
     t.e.pop(Gpr::RCX);
     t.ibl_jump();
     // A signal is queued: return through the runtime, which delivers it.
     t.e.bind_rel8(signals);
-    t.e.store_gs(l.spill_rcx, Gpr::RCX);
+    t.inside(guest_pc, 0, 0);
+    t.e.store_rsp(LOOKUP_SLOT_RCX + 8, Gpr::RCX);
+    t.inside(guest_pc, SPILLS_RCX_STACK, 8);
     t.e.pop(Gpr::RCX);
-    t.e.store_gs(l.spill_rax, Gpr::RAX);
+    t.e.store_rsp(LOOKUP_SLOT_RAX, Gpr::RAX);
     t.e.jmp_gs(l.enter_ibl_miss);
     let literals_start = t.finish_exits();
     Translation {
@@ -482,7 +509,29 @@ impl<'a> Translator<'a> {
             guest_pc,
             boundary: true,
             spills,
+            stack_bias: 0,
         });
+    }
+
+    /// Marks the code from here on as inside `guest_pc`'s translation,
+    /// with guest registers in the slots `spills` names.
+    fn inside(&mut self, guest_pc: u64, spills: u8, stack_bias: i16) {
+        self.insn_map.push(InsnMapEntry {
+            cache_off: self.e.offset() as u32,
+            guest_pc,
+            boundary: false,
+            spills,
+            stack_bias,
+        });
+    }
+
+    /// Spills guest `rcx` for the lookup of the indirect branch at
+    /// `guest_pc`, whose `rsp` will have moved by `bias` when its target
+    /// reloads it.
+    fn spill_rcx_for_lookup(&mut self, guest_pc: u64, bias: i32) {
+        self.map(guest_pc, 0);
+        self.e.store_rsp(LOOKUP_SLOT_RCX + bias, Gpr::RCX);
+        self.inside(guest_pc, SPILLS_RCX_STACK, bias as i16);
     }
 
     /// Pushes the guest return address `ret_to` with one 8-byte store, so
@@ -576,10 +625,9 @@ impl<'a> Translator<'a> {
                 Ok(Flow::Ended)
             }
             FlowControl::IndirectCall | FlowControl::IndirectBranch if is_near_indirect(insn) => {
-                self.map(insn.ip(), SPILLS_RCX);
-                self.e.store_gs(self.layout.spill_rcx, Gpr::RCX);
-                self.load_target_into_rcx(insn)?;
                 let call = insn.flow_control() == FlowControl::IndirectCall;
+                self.spill_rcx_for_lookup(insn.ip(), if call { -8 } else { 0 });
+                self.load_target_into_rcx(insn)?;
                 if call {
                     self.push_return_address(next);
                 }
@@ -587,8 +635,12 @@ impl<'a> Translator<'a> {
                 Ok(Flow::Ended)
             }
             FlowControl::Return if matches!(insn.code(), Code::Retnq | Code::Retnq_imm16) => {
-                self.map(insn.ip(), SPILLS_RCX);
-                self.e.store_gs(self.layout.spill_rcx, Gpr::RCX);
+                let imm = if insn.code() == Code::Retnq_imm16 {
+                    i32::from(insn.immediate16())
+                } else {
+                    0
+                };
+                self.spill_rcx_for_lookup(insn.ip(), 8 + imm);
                 self.e.pop(Gpr::RCX);
                 if insn.code() == Code::Retnq_imm16 {
                     self.e.lea_rsp(i32::from(insn.immediate16()));
@@ -1242,14 +1294,15 @@ impl<'a> Translator<'a> {
     }
 
     /// The inline indirect-branch lookup and jump. On entry guest `rcx` is
-    /// in its spill slot and the guest target is in `rcx`. The site only
+    /// in its lookup slot, `rsp` is the target's and the guest target is
+    /// in `rcx`. The site only
     /// indexes the table by the target's low 16 bits and jumps through
     /// it, touching no flags; the translation it reaches checks that it is
     /// the target's ([`Self::entry_prologue`]) and restores guest `rax` and
     /// `rcx`. An empty entry leads to the miss entry of the runtime.
     fn ibl_jump(&mut self) {
         let l = *self.layout;
-        self.e.store_gs(l.spill_rax, Gpr::RAX);
+        self.e.store_rsp(LOOKUP_SLOT_RAX, Gpr::RAX);
         self.e.movzx_eax_cx();
         self.e.jmp_gs_rax8(l.ibl_values);
     }
@@ -1326,7 +1379,8 @@ impl<'a> Translator<'a> {
     /// The start of every translation: the complement of the block's
     /// guest address, then the entry of lookup-table hits
     /// ([`LOOKUP_OFF`]), reached with the target in `rcx` and guest `rax`
-    /// and `rcx` in their spill slots. It checks that the target is this
+    /// and `rcx` in the lookup slots below the red zone
+    /// ([`LOOKUP_SLOT_RAX`]). It checks that the target is this
     /// block's guest address with `lea` and `jrcxz`, which leave the flags
     /// alone (the site may have live flags, and a lookup may land on
     /// another block of its table set, whose check fails), restores `rax`
@@ -1340,9 +1394,9 @@ impl<'a> Translator<'a> {
             cache_off: self.e.offset() as u32,
             guest_pc,
             boundary: false,
-            spills: SPILLS_RAX | SPILLS_RCX,
+            spills: SPILLS_RAX_STACK | SPILLS_RCX_STACK,
+            stack_bias: 0,
         });
-        let l = *self.layout;
         // rcx − guest_pc, from rax = !guest_pc; on a miss, back to the
         // target, out of line. The key is an immediate: loading the
         // literal in front (which the runtime reads) from the line being
@@ -1354,8 +1408,8 @@ impl<'a> Translator<'a> {
         self.e.bind_rel8(hit);
         self.entry_miss = Some(miss);
         self.count_ibl_hit();
-        self.e.load_gs(Gpr::RAX, l.spill_rax);
-        self.e.load_gs(Gpr::RCX, l.spill_rcx);
+        self.e.load_rsp(Gpr::RAX, LOOKUP_SLOT_RAX);
+        self.e.load_rsp(Gpr::RCX, LOOKUP_SLOT_RCX);
         self.entry_off = self.e.offset() as u32;
     }
 

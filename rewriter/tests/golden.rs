@@ -9,8 +9,9 @@
 
 use iced_x86::{Decoder, DecoderOptions, Formatter, IntelFormatter};
 use rewriter::translate::{
-    translate_block, translate_native_call, ExitKind, TranslateOptions, Translation, SPILLS_RAX,
-    SPILLS_RCX, SPILLS_RDX,
+    translate_block, translate_native_call, ExitKind, TranslateOptions, Translation,
+    LOOKUP_SLOT_RAX, LOOKUP_SLOT_RCX, SPILLS_RAX, SPILLS_RAX_STACK, SPILLS_RCX, SPILLS_RCX_STACK,
+    SPILLS_RDX,
 };
 
 /// The wrapper address of `# mode: native-call` cases.
@@ -110,10 +111,23 @@ fn render(t: &Translation, cache_pc: u64) -> String {
                 (SPILLS_RCX, "rcx"),
                 (SPILLS_RDX, "rdx"),
             ];
-            let spilled: Vec<&str> = names
+            let bias = e.stack_bias;
+            let stack = [
+                (
+                    SPILLS_RAX_STACK,
+                    format!("rax@[rsp{:+}]", bias as i32 + LOOKUP_SLOT_RAX),
+                ),
+                (
+                    SPILLS_RCX_STACK,
+                    format!("rcx@[rsp{:+}]", bias as i32 + LOOKUP_SLOT_RCX),
+                ),
+            ];
+            let spilled: Vec<String> = names
                 .iter()
+                .map(|&(b, n)| (b, n.to_string()))
+                .chain(stack)
                 .filter(|(b, _)| e.spills & b != 0)
-                .map(|(_, n)| *n)
+                .map(|(_, n)| n)
                 .collect();
             let rcx = if spilled.is_empty() {
                 String::new()

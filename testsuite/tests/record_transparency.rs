@@ -32,6 +32,7 @@ const PROGRAMS: &[(&str, &[&str])] = &[
     ("c/dual_mapped_code.c", &[]),
     ("c/code_replaced_across_page.c", &[]),
     ("c/flags_across_indirect_jump.c", &[]),
+    ("c/red_zone.c", &[]),
     ("cxx/exceptions.cpp", &[]),
     ("cxx/containers.cpp", &[]),
 ];
