@@ -46,12 +46,15 @@ global_asm!(
     "dgad_enter_ibl_miss:",
     // Way 0 of the lookup table had no translation of the target (an
     // empty set, or a translation whose check failed): the target is in
-    // rcx, guest rax and rcx in their slots, rdx live. Probe way 1
+    // rcx, guest rax and rcx in the lookup slots below the guest's red
+    // zone (copied into the context first: the runtime reads them there,
+    // and a way-1 hit leaves them in place for its target), rdx live.
+    // Probe way 1
     // without touching the flags (a computed goto's target may read
     // them): rcx = target - key, zero on a match.
-    "    mov rax, qword ptr [rsp - 160]",
+    "    mov rax, qword ptr [rsp + {SLOT_RAX}]",
     "    mov qword ptr gs:[{SPILL_RAX}], rax",
-    "    mov rax, qword ptr [rsp - 152]",
+    "    mov rax, qword ptr [rsp + {SLOT_RCX}]",
     "    mov qword ptr gs:[{SPILL_RCX}], rax",
     "    mov qword ptr gs:[{IBL_TARGET}], rcx",
     "    mov qword ptr gs:[{SPILL_RDX}], rdx",
@@ -206,6 +209,8 @@ global_asm!(
     REASON = const offset_of!(ThreadCtx, reason),
     EXIT_RECORD = const offset_of!(ThreadCtx, exit_record),
     SPILL_RAX = const offset_of!(ThreadCtx, spill_rax),
+    SLOT_RAX = const rewriter::translate::LOOKUP_SLOT_RAX,
+    SLOT_RCX = const rewriter::translate::LOOKUP_SLOT_RCX,
     SPILL_RCX = const offset_of!(ThreadCtx, spill_rcx),
     SPILL_RDX = const offset_of!(ThreadCtx, spill_rdx),
     IBL_TARGET = const offset_of!(ThreadCtx, ibl_target),
