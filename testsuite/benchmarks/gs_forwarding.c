@@ -3,7 +3,8 @@
  * rax/rcx into the thread context until decision 24, and how record
  * mode's inline code still reaches register shadows), %gs-relative with
  * a base register (holding 0), base + displacement, an absolute address
- * (no base, no segment) and %rsp-relative. Each loop is one dependency
+ * (no base, no segment), %rsp-relative, and the mixed %gs pairs (which
+ * side lacks the base register). Each loop is one dependency
  * chain (store, load, add), so its time per iteration is the
  * store-to-load latency plus one add. Build and run:
  *   gcc -O2 -o /tmp/gs_forwarding testsuite/benchmarks/gs_forwarding.c
@@ -36,5 +37,11 @@ int main(){
   t=now();
   for(long i=0;i<n;i++){ __asm__ volatile("mov %0,-200(%%rsp)\n\t" "mov -200(%%rsp),%0\n\t" "add $1,%0":"+r"(x)::"memory"); }
   printf("[rsp+disp]     %.3f ns\n",(now()-t)/n*1e9);
+  t=now();
+  for(long i=0;i<n;i++){ __asm__ volatile("mov %0,%%gs:8\n\t" "mov %%gs:8(%1),%0\n\t" "add $1,%0":"+r"(x):"r"(zero):"memory"); }
+  printf("gs:[disp] store, gs:[reg+disp] load  %.3f ns\n",(now()-t)/n*1e9);
+  t=now();
+  for(long i=0;i<n;i++){ __asm__ volatile("mov %0,%%gs:8(%1)\n\t" "mov %%gs:8,%0\n\t" "add $1,%0":"+r"(x):"r"(zero):"memory"); }
+  printf("gs:[reg+disp] store, gs:[disp] load  %.3f ns\n",(now()-t)/n*1e9);
   return (x==1) + (low==0);
 }
