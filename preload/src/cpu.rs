@@ -34,3 +34,18 @@ pub fn vector_bytes() -> usize {
         16
     }
 }
+
+/// Bytes of the `xsave` image of the state components XCR0 enables
+/// (standard format; CPUID leaf 0xD, sub-leaf 0, EBX), rounded up to 64:
+/// what a signal frame holds (2,696 bytes with AVX-512; the context keeps
+/// a larger buffer).
+pub fn xsave_bytes() -> usize {
+    static N: OnceLock<usize> = OnceLock::new();
+    *N.get_or_init(|| {
+        // Leaf 0xD exists wherever xsave does, which the runtime requires.
+        let r = core::arch::x86_64::__cpuid_count(0xd, 0);
+        (r.ebx as usize)
+            .next_multiple_of(64)
+            .min(crate::context::XSAVE_BYTES)
+    })
+}

@@ -18,7 +18,7 @@
 //! runtime built.
 
 use crate::cache;
-use crate::context::{reason, reg, PendingSignal, ThreadCtx, PENDING_MAX, XSAVE_BYTES};
+use crate::context::{reason, reg, PendingSignal, ThreadCtx, PENDING_MAX};
 use crate::stats::STATS;
 use crate::sys;
 use core::arch::global_asm;
@@ -688,7 +688,12 @@ fn build_frame(ctx: &mut ThreadCtx, p: &PendingSignal, act: &KernelSigaction) {
     } else {
         guest_rsp - 128
     };
-    sp = (sp - XSAVE_BYTES as u64) & !63;
+    // The image as large as this machine's state, not the context's
+    // whole buffer: a guest's alternate stack of SIGSTKSZ (8 KiB, as
+    // Rust's runtime makes them) holds the kernel's frame, and must hold
+    // ours.
+    let xsave_bytes = crate::cpu::xsave_bytes();
+    sp = (sp - xsave_bytes as u64) & !63;
     let fp = sp;
     sp -= core::mem::size_of::<GuestFrame>() as u64;
     sp = ((sp + 8) & !15) - 8;
@@ -696,7 +701,7 @@ fn build_frame(ctx: &mut ThreadCtx, p: &PendingSignal, act: &KernelSigaction) {
     // SAFETY: the frame lies below the guest's stack pointer (past its red
     // zone) or on its alternate stack, memory the guest gave for this.
     unsafe {
-        core::ptr::copy_nonoverlapping(ctx.xsave.0.as_ptr(), fp as *mut u8, XSAVE_BYTES);
+        core::ptr::copy_nonoverlapping(ctx.xsave.0.as_ptr(), fp as *mut u8, xsave_bytes);
         let f = &mut *(sp as *mut GuestFrame);
         core::ptr::write_bytes(
             f as *mut GuestFrame as *mut u8,
@@ -770,7 +775,8 @@ fn reset_extended_state(area: &mut [u8]) {
 /// interrupted code's register shadows are kept until its `rt_sigreturn`
 /// (the handler's arithmetic would otherwise leave its indices in them).
 fn keep_shadows(ctx: &mut ThreadCtx, uc: u64, fp: u64) {
-    crate::record::kernel_writes::clear(uc - 8, fp + XSAVE_BYTES as u64 - (uc - 8));
+    let end = fp + crate::cpu::xsave_bytes() as u64;
+    crate::record::kernel_writes::clear(uc - 8, end - (uc - 8));
     let n = ctx.frame_shadows_len as usize;
     if n == ctx.frame_shadows.len() {
         // The oldest was most likely left with siglongjmp.
@@ -818,7 +824,8 @@ pub fn sigreturn(ctx: &mut ThreadCtx) {
             (ctx.regs.rflags & !user_flags) | (g[REG_EFL as usize] as u64 & user_flags);
         let fp = uc.uc_mcontext.fpregs as u64;
         if fp != 0 {
-            core::ptr::copy_nonoverlapping(fp as *const u8, ctx.xsave.0.as_mut_ptr(), XSAVE_BYTES);
+            let n = crate::cpu::xsave_bytes();
+            core::ptr::copy_nonoverlapping(fp as *const u8, ctx.xsave.0.as_mut_ptr(), n);
         }
         let mask = *(&uc.uc_sigmask as *const libc::sigset_t as *const u64);
         set_mask(libc::SIG_SETMASK, Some(mask));

@@ -33,6 +33,7 @@ const PROGRAMS: &[(&str, &[&str])] = &[
     ("c/code_replaced_across_page.c", &[]),
     ("c/flags_across_indirect_jump.c", &[]),
     ("c/red_zone.c", &[]),
+    ("c/stack_overflow_altstack.c", &[]),
     ("cxx/exceptions.cpp", &[]),
     ("cxx/containers.cpp", &[]),
 ];

@@ -87,6 +87,7 @@ c_family_tests! {
     c_altstack_query = Program::new("c/altstack_query.c");
     c_flags_across_indirect_jump = Program::new("c/flags_across_indirect_jump.c");
     c_red_zone = Program::new("c/red_zone.c");
+    c_stack_overflow_altstack = Program::new("c/stack_overflow_altstack.c");
     c_lookup_conflicts = Program::new("c/lookup_conflicts.c");
     c_flags_across_calls = Program::new("c/flags_across_calls.c");
     c_code_replaced_across_page = Program::new("c/code_replaced_across_page.c");
