@@ -67,6 +67,13 @@ pub const RUNTIME_STACK_BYTES: usize = 1 << 20;
 /// handler (a kernel frame with AVX-512 state is ~3.5 KiB).
 pub const RUNTIME_SIGSTACK_BYTES: usize = 64 << 10;
 
+/// No alternate signal stack, as a new process or thread has.
+pub const NO_ALTSTACK: libc::stack_t = libc::stack_t {
+    ss_sp: core::ptr::null_mut(),
+    ss_flags: libc::SS_DISABLE,
+    ss_size: 0,
+};
+
 /// States of [`ThreadCtx::life`].
 pub mod life {
     /// Its thread runs (or is being created).
@@ -135,13 +142,9 @@ pub struct ThreadCtx {
     /// on ([`RUNTIME_SIGSTACK_BYTES`]): never the guest's stack, below
     /// whose red zone the lookups keep registers (decision 24).
     pub sigstack: u64,
-    /// The guest's `sigaltstack` (the kernel holds the runtime's):
-    /// address, size and flags (`SS_DISABLE` when none).
-    pub guest_ss_sp: u64,
-    /// See [`Self::guest_ss_sp`].
-    pub guest_ss_size: u64,
-    /// See [`Self::guest_ss_sp`].
-    pub guest_ss_flags: i32,
+    /// The guest's `sigaltstack` (the kernel holds the runtime's);
+    /// [`NO_ALTSTACK`] when none.
+    pub guest_ss: libc::stack_t,
     /// Guest registers while the runtime runs.
     pub regs: GuestRegs,
     /// Kernel thread id.
@@ -247,7 +250,7 @@ impl ThreadCtx {
         ctx.self_addr = addr;
         ctx.rt_stack_top = stack + RUNTIME_STACK_BYTES as u64 - 64;
         ctx.sigstack = sigstack;
-        ctx.guest_ss_flags = libc::SS_DISABLE;
+        ctx.guest_ss = NO_ALTSTACK;
         ctx.enter_exit = crate::entry::enter_exit_addr();
         ctx.enter_ibl_miss = crate::entry::enter_ibl_miss_addr();
         ctx.shadow_mask = shadowmem::XOR_MASK;

@@ -49,9 +49,8 @@ global_asm!(
     // rcx, guest rax and rcx in the lookup slots below the guest's red
     // zone (copied into the context first: the runtime reads them there,
     // and a way-1 hit leaves them in place for its target), rdx live.
-    // Probe way 1
-    // without touching the flags (a computed goto's target may read
-    // them): rcx = target - key, zero on a match.
+    // Probe way 1 without touching the flags (a computed goto's target
+    // may read them): rcx = target - key, zero on a match.
     "    mov rax, qword ptr [rsp + {SLOT_RAX}]",
     "    mov qword ptr gs:[{SPILL_RAX}], rax",
     "    mov rax, qword ptr [rsp + {SLOT_RCX}]",
@@ -102,7 +101,6 @@ global_asm!(
     "5:  mov rax, qword ptr gs:[{HITS2}]",
     "    lea rax, [rax + 1]",
     "    mov qword ptr gs:[{HITS2}], rax",
-
     "    mov rax, qword ptr gs:[{SCRATCH} + 8]",
     "    mov rcx, qword ptr gs:[{IBL_TARGET}]",
     "    mov rdx, qword ptr gs:[{SPILL_RDX}]",

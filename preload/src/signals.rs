@@ -231,13 +231,9 @@ pub fn sigaction(sig: i32, act: u64, oldact: u64, setsize: u64) -> i64 {
 /// holds the runtime's), and whether a guest stack pointer `rsp` lies on
 /// it while it is enabled.
 fn guest_altstack(ctx: &ThreadCtx, rsp: u64) -> (libc::stack_t, bool) {
-    let alt = libc::stack_t {
-        ss_sp: ctx.guest_ss_sp as *mut libc::c_void,
-        ss_flags: ctx.guest_ss_flags,
-        ss_size: ctx.guest_ss_size as usize,
-    };
-    let lo = ctx.guest_ss_sp;
-    let on_it = alt.ss_flags & libc::SS_DISABLE == 0 && rsp > lo && rsp <= lo + ctx.guest_ss_size;
+    let alt = ctx.guest_ss;
+    let lo = alt.ss_sp as u64;
+    let on_it = alt.ss_flags & libc::SS_DISABLE == 0 && rsp > lo && rsp <= lo + alt.ss_size as u64;
     (alt, on_it)
 }
 
@@ -265,16 +261,15 @@ pub fn sigaltstack(ctx: &mut ThreadCtx, ss: u64, old: u64) -> i64 {
             return -(libc::EINVAL as i64);
         }
         new = Some(if mode == libc::SS_DISABLE {
-            (0, 0, libc::SS_DISABLE)
+            crate::context::NO_ALTSTACK
         } else {
             if req.ss_size < libc::MINSIGSTKSZ {
                 return -(libc::ENOMEM as i64);
             }
-            (
-                req.ss_sp as u64,
-                req.ss_size as u64,
-                req.ss_flags & SS_AUTODISARM,
-            )
+            libc::stack_t {
+                ss_flags: req.ss_flags & SS_AUTODISARM,
+                ..req
+            }
         });
     }
     if old != 0 {
@@ -291,8 +286,8 @@ pub fn sigaltstack(ctx: &mut ThreadCtx, ss: u64, old: u64) -> i64 {
             return -(libc::EFAULT as i64);
         }
     }
-    if let Some((sp, size, flags)) = new {
-        (ctx.guest_ss_sp, ctx.guest_ss_size, ctx.guest_ss_flags) = (sp, size, flags);
+    if let Some(ss) = new {
+        ctx.guest_ss = ss;
     }
     0
 }

@@ -133,10 +133,6 @@ pub fn map_anon(len: usize, prot: i32, hint: u64, fixed_noreplace: bool) -> Opti
     Some(r as u64)
 }
 
-/// The size of a transparent huge page on x86-64: mappings whose length is
-/// a multiple of it are placed on its boundary by the kernel.
-pub const HUGE_PAGE_BYTES: usize = 2 << 20;
-
 /// Asks for transparent huge pages on `[addr, addr + len)` (a hint: the
 /// kernel may ignore it, e.g. with THP disabled).
 pub fn advise_huge_pages(addr: u64, len: usize) {

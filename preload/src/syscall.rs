@@ -316,9 +316,11 @@ fn address_space_limit(new: u64, old: u64) -> i64 {
 /// `CAP_SYS_RESOURCE`, which raising a hard limit needs.
 fn has_cap_sys_resource() -> bool {
     const CAP_SYS_RESOURCE: u32 = 24;
-    let header: [u32; 2] = [0x2008_0522, 0]; // _LINUX_CAPABILITY_VERSION_3, this thread
-    let mut data = [0u32; 6]; // two {effective, permitted, inheritable}
-                              // SAFETY: capget reads the header and writes the data arrays we own.
+    // _LINUX_CAPABILITY_VERSION_3, this thread; two {effective,
+    // permitted, inheritable} sets.
+    let header: [u32; 2] = [0x2008_0522, 0];
+    let mut data = [0u32; 6];
+    // SAFETY: capget reads the header and writes the data arrays we own.
     let r = unsafe {
         sys::syscall3(
             libc::SYS_capget,

@@ -66,11 +66,6 @@ pub fn clone_thread(parent: &mut ThreadCtx, nr: i64, a: [u64; 5], next_pc: u64) 
     child.regs.gpr[reg::R11] = parent.regs.rflags;
     child.xsave.0.copy_from_slice(&parent.xsave.0);
     child.shadow = parent.shadow;
-    let parent_ss = (
-        parent.guest_ss_sp,
-        parent.guest_ss_size,
-        parent.guest_ss_flags,
-    );
     child.shadow.gpr[reg::RAX] = [0; 2];
     // The child's first runtime frame: its context address at [rsp].
     let child_sp = child.rt_stack_top - 64;
@@ -85,7 +80,7 @@ pub fn clone_thread(parent: &mut ThreadCtx, nr: i64, a: [u64; 5], next_pc: u64) 
             core::ptr::copy_nonoverlapping(a[0] as *const u8, args.as_mut_ptr().cast(), size)
         };
         // clone_args: flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, …
-        start_member(child, args[0], parent_ss);
+        start_member(child, args[0], parent.guest_ss);
         if args[5] != 0 {
             child.regs.gpr[reg::RSP] = args[5] + args[6];
         }
@@ -98,7 +93,7 @@ pub fn clone_thread(parent: &mut ThreadCtx, nr: i64, a: [u64; 5], next_pc: u64) 
         (r, args[0])
     } else {
         // clone(flags, newsp, parent_tid, child_tid, tls)
-        start_member(child, a[0], parent_ss);
+        start_member(child, a[0], parent.guest_ss);
         if a[1] != 0 {
             child.regs.gpr[reg::RSP] = a[1];
         }
@@ -174,13 +169,12 @@ pub fn exiting(ctx: &ThreadCtx) {
 /// marks a `CLONE_VM` child without `CLONE_THREAD` as a process of its own.
 /// The guest's alternate signal stack goes as the kernel's does: a vfork
 /// child shares its parent's, any other child starts without one.
-fn start_member(child: &mut ThreadCtx, flags: u64, parent_ss: (u64, u64, i32)) {
-    (child.guest_ss_sp, child.guest_ss_size, child.guest_ss_flags) =
-        if flags & libc::CLONE_VFORK as u64 != 0 {
-            parent_ss
-        } else {
-            (0, 0, libc::SS_DISABLE)
-        };
+fn start_member(child: &mut ThreadCtx, flags: u64, parent_ss: libc::stack_t) {
+    child.guest_ss = if flags & libc::CLONE_VFORK as u64 != 0 {
+        parent_ss
+    } else {
+        crate::context::NO_ALTSTACK
+    };
     if flags & libc::CLONE_THREAD as u64 != 0 {
         MEMBERS.fetch_add(1, Ordering::AcqRel);
     } else {

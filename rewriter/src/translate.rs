@@ -134,6 +134,10 @@ pub struct InsnMapEntry {
 
 /// [`InsnMapEntry::spills`]: guest `rax` is in its spill slot.
 pub const SPILLS_RAX: u8 = 1;
+/// [`InsnMapEntry::spills`]: guest `rcx` is in its spill slot.
+pub const SPILLS_RCX: u8 = 2;
+/// [`InsnMapEntry::spills`]: guest `rdx` is in its spill slot.
+pub const SPILLS_RDX: u8 = 4;
 /// [`InsnMapEntry::spills`]: guest `rax` is at `[rsp + stack_bias +`
 /// [`LOOKUP_SLOT_RAX`]`]`.
 pub const SPILLS_RAX_STACK: u8 = 8;
@@ -150,10 +154,6 @@ pub const SPILLS_RCX_STACK: u8 = 16;
 pub const LOOKUP_SLOT_RAX: i32 = -160;
 /// Where a lookup leaves guest `rcx`; see [`LOOKUP_SLOT_RAX`].
 pub const LOOKUP_SLOT_RCX: i32 = -152;
-/// [`InsnMapEntry::spills`]: guest `rcx` is in its spill slot.
-pub const SPILLS_RCX: u8 = 2;
-/// [`InsnMapEntry::spills`]: guest `rdx` is in its spill slot.
-pub const SPILLS_RDX: u8 = 4;
 
 /// A translated block, ready to be copied to the cache address it was made for.
 #[derive(Debug)]
@@ -392,15 +392,13 @@ pub fn translate_native_call(
     });
     let l = *layout;
     let signals = t.e.jne_if_gs32_nonzero_placeholder(l.pending_signals);
-    t.e.store_rsp(LOOKUP_SLOT_RCX + 8, Gpr::RCX);
-    t.inside(guest_pc, SPILLS_RCX_STACK, 8);
+    t.spill_rcx_for_lookup(guest_pc, 8);
     t.e.pop(Gpr::RCX);
     t.ibl_jump();
     // A signal is queued: return through the runtime, which delivers it.
     t.e.bind_rel8(signals);
     t.inside(guest_pc, 0, 0);
-    t.e.store_rsp(LOOKUP_SLOT_RCX + 8, Gpr::RCX);
-    t.inside(guest_pc, SPILLS_RCX_STACK, 8);
+    t.spill_rcx_for_lookup(guest_pc, 8);
     t.e.pop(Gpr::RCX);
     t.e.store_rsp(LOOKUP_SLOT_RAX, Gpr::RAX);
     t.e.jmp_gs(l.enter_ibl_miss);
@@ -527,9 +525,9 @@ impl<'a> Translator<'a> {
 
     /// Spills guest `rcx` for the lookup of the indirect branch at
     /// `guest_pc`, whose `rsp` will have moved by `bias` when its target
-    /// reloads it.
+    /// reloads it, and maps the code after the store as inside, with
+    /// `rcx` there.
     fn spill_rcx_for_lookup(&mut self, guest_pc: u64, bias: i32) {
-        self.map(guest_pc, 0);
         self.e.store_rsp(LOOKUP_SLOT_RCX + bias, Gpr::RCX);
         self.inside(guest_pc, SPILLS_RCX_STACK, bias as i16);
     }
@@ -626,6 +624,7 @@ impl<'a> Translator<'a> {
             }
             FlowControl::IndirectCall | FlowControl::IndirectBranch if is_near_indirect(insn) => {
                 let call = insn.flow_control() == FlowControl::IndirectCall;
+                self.map(insn.ip(), 0);
                 self.spill_rcx_for_lookup(insn.ip(), if call { -8 } else { 0 });
                 self.load_target_into_rcx(insn)?;
                 if call {
@@ -640,10 +639,11 @@ impl<'a> Translator<'a> {
                 } else {
                     0
                 };
+                self.map(insn.ip(), 0);
                 self.spill_rcx_for_lookup(insn.ip(), 8 + imm);
                 self.e.pop(Gpr::RCX);
                 if insn.code() == Code::Retnq_imm16 {
-                    self.e.lea_rsp(i32::from(insn.immediate16()));
+                    self.e.lea_rsp(imm);
                 }
                 // A jump rather than a `ret` to a continuation: measured
                 // faster (docs/decisions.md).
@@ -1295,9 +1295,8 @@ impl<'a> Translator<'a> {
 
     /// The inline indirect-branch lookup and jump. On entry guest `rcx` is
     /// in its lookup slot, `rsp` is the target's and the guest target is
-    /// in `rcx`. The site only
-    /// indexes the table by the target's low 16 bits and jumps through
-    /// it, touching no flags; the translation it reaches checks that it is
+    /// in `rcx`. The site only indexes the table by the target's low 16
+    /// bits and jumps through it, touching no flags; the translation it reaches checks that it is
     /// the target's ([`Self::entry_prologue`]) and restores guest `rax` and
     /// `rcx`. An empty entry leads to the miss entry of the runtime.
     fn ibl_jump(&mut self) {
