@@ -278,8 +278,14 @@ fn address_space_limit(new: u64, old: u64) -> i64 {
     };
     let (cur, max) = (current(0, native.rlim_cur), current(1, native.rlim_max));
     if new != 0 {
-        // SAFETY: the guest passed a struct rlimit to read.
-        let want = unsafe { core::ptr::read_unaligned(new as *const libc::rlimit) };
+        let mut bytes = [0u8; core::mem::size_of::<libc::rlimit>()];
+        // SAFETY: bytes is a local of the copied length; a fault on the
+        // guest's pointer is recovered (EFAULT, as the kernel answers).
+        if !unsafe { sys::safe_copy(bytes.as_mut_ptr(), new as *const u8, bytes.len()) } {
+            return -(libc::EFAULT as i64);
+        }
+        // SAFETY: rlimit is plain data; any bytes are a value.
+        let want: libc::rlimit = unsafe { core::mem::transmute(bytes) };
         if want.rlim_cur > want.rlim_max {
             return -(libc::EINVAL as i64);
         }
@@ -306,8 +312,15 @@ fn address_space_limit(new: u64, old: u64) -> i64 {
             rlim_cur: cur,
             rlim_max: max,
         };
-        // SAFETY: the guest passed a struct rlimit to write.
-        unsafe { core::ptr::write_unaligned(old as *mut libc::rlimit, was) };
+        // SAFETY: rlimit is plain data.
+        let bytes: [u8; core::mem::size_of::<libc::rlimit>()] =
+            unsafe { core::mem::transmute(was) };
+        // SAFETY: the destination is the guest's pointer; a fault
+        // (unmapped, read-only) is recovered. As in the kernel, a new
+        // limit read before stays set.
+        if !unsafe { sys::safe_copy(old as *mut u8, bytes.as_ptr(), bytes.len()) } {
+            return -(libc::EFAULT as i64);
+        }
     }
     0
 }

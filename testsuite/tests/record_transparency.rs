@@ -34,6 +34,7 @@ const PROGRAMS: &[(&str, &[&str])] = &[
     ("c/flags_across_indirect_jump.c", &[]),
     ("c/red_zone.c", &[]),
     ("c/stack_overflow_altstack.c", &[]),
+    ("c/rlimit_as.c", &[]),
     ("cxx/exceptions.cpp", &[]),
     ("cxx/containers.cpp", &[]),
 ];
