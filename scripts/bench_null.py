@@ -39,6 +39,17 @@ def measure(name, cmd, repeat, inner=1):
     return name, n, d
 
 
+def python_rows(name, python, pyloop, repeat):
+    """The whole run of the loop, and the loop alone: the whole run minus a
+    run of one iteration (the interpreter's start-up and imports), each a
+    median of its own alternating runs."""
+    whole = measure(name, [python, pyloop], repeat)
+    start = measure(name, [python, pyloop, "1"], repeat, inner=3)
+    alone = ("… the loop alone (the whole run minus a run of 1 iteration)",
+             whole[1] - start[1], whole[2] - start[2])
+    return [whole, alone]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=5)
@@ -49,10 +60,11 @@ def main():
     subprocess.run(["gcc", "-O3", "-o", stencil, ROOT / "testsuite/programs/c/stencil.c", "-lm"], check=True)
     python = subprocess.run([sys.executable, "-c", "import sys; print(sys.executable)"],
                             capture_output=True, text=True, check=True).stdout.strip()
+    pyloop = str(ROOT / "testsuite/benchmarks/pyloop.py")
     rows = [
         measure("CPU-bound C: 2-D stencil, gcc -O3 (`stencil`, 1024², 800 steps)", [str(stencil)], args.repeat),
-        measure(f"CPython: pure-Python numeric loop (`pyloop.py`, 2·10⁶ iterations), `{python}`",
-                [python, str(ROOT / "testsuite/benchmarks/pyloop.py")], args.repeat),
+        *python_rows(f"CPython: pure-Python numeric loop (`pyloop.py`, 2·10⁶ iterations), `{python}`",
+                     python, pyloop, args.repeat),
     ]
     # The distribution's own interpreter too, where it is not the one on
     # PATH (pyenv and the like build CPython differently: Debian's links
@@ -60,8 +72,8 @@ def main():
     # and makes half the indirect branches per iteration).
     system = Path("/usr/bin/python3")
     if system.exists() and system.resolve() != Path(python).resolve():
-        rows.append(measure(f"CPython: the same loop, the system's `{system.resolve()}`",
-                            [str(system), str(ROOT / "testsuite/benchmarks/pyloop.py")], args.repeat))
+        rows += python_rows(f"CPython: the same loop, the system's `{system.resolve()}`",
+                            str(system), pyloop, args.repeat)
     rows += [
         measure("CPython start-up: `python3 -c pass`", [python, "-c", "pass"], args.repeat, inner=5),
         measure("start-up: `/bin/true`", ["/bin/true"], args.repeat, inner=50),

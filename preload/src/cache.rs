@@ -15,8 +15,9 @@ use crate::lock::Lock;
 use crate::stats::STATS;
 use crate::sys;
 use rewriter::translate::{ExitRecord, InsnMapEntry, TranslateError, EXIT_STUB_LEN};
-use rewriter::TranslateOptions;
-use std::collections::BTreeMap;
+use rewriter::{ExitKind, TranslateOptions};
+use std::collections::{BTreeMap, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 const CHUNK_BYTES: u64 = 64 << 20;
@@ -68,15 +69,41 @@ static CHUNKS: [ChunkDesc; MAX_CHUNKS] = [const {
 }; MAX_CHUNKS];
 static CHUNK_COUNT: AtomicUsize = AtomicUsize::new(0);
 
+/// Hashes guest addresses (already well spread in their low bits) with
+/// one multiplication: the keys are the program's own code addresses,
+/// not input an adversary chooses.
+#[derive(Default)]
+struct PcHasher(u64);
+
+impl Hasher for PcHasher {
+    fn finish(&self) -> u64 {
+        self.0.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8 | u64::from(b)).rotate_left(5);
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = v;
+    }
+}
+
+type PcHash = BuildHasherDefault<PcHasher>;
+
 /// The lock-protected part of the cache.
 pub struct CodeCache {
     /// Guest start address → block (ordered, so that invalidation can find
     /// the blocks overlapping a range without visiting all of them).
     blocks: BTreeMap<u64, &'static Block>,
+    /// The same blocks by guest address, for the exact lookups of every
+    /// runtime entry (the ordered map's search was a visible part of
+    /// start-up).
+    by_pc: HashMap<u64, &'static Block, PcHash>,
     /// Per chunk: next free byte.
     cursors: Vec<u64>,
     /// Patched branch fields pointing at each block: (field, stub) pairs.
-    incoming: BTreeMap<u64, Vec<(u64, u64)>>,
+    incoming: HashMap<u64, Vec<(u64, u64)>, PcHash>,
     /// Translation settings.
     opts: TranslateOptions,
     /// Executable mappings (start → end, writable) as `/proc/self/maps`
@@ -94,8 +121,9 @@ pub static CACHE: Lock<Option<CodeCache>> = Lock::new(None);
 pub fn init(opts: TranslateOptions) {
     *CACHE.lock() = Some(CodeCache {
         blocks: BTreeMap::new(),
+        by_pc: HashMap::default(),
         cursors: Vec::new(),
-        incoming: BTreeMap::new(),
+        incoming: HashMap::default(),
         opts,
         executable: BTreeMap::new(),
     });
@@ -223,7 +251,7 @@ impl CodeCache {
     /// The cache address of the translation of `guest_pc`, translating it
     /// first if needed.
     pub fn lookup_or_translate(&mut self, guest_pc: u64) -> Result<&'static Block, TranslateError> {
-        if let Some(b) = self.blocks.get(&guest_pc) {
+        if let Some(b) = self.by_pc.get(&guest_pc) {
             return Ok(b);
         }
         let mut chunk = self.chunk_near(guest_pc, 0);
@@ -296,6 +324,22 @@ impl CodeCache {
             desc.count.store(n + 1, Ordering::Release);
         }
         self.blocks.insert(guest_pc, block);
+        self.by_pc.insert(guest_pc, block);
+        // Branches to code translated already are linked now rather than
+        // at their first run, which would enter the runtime only for that.
+        for &rec in &t.exits {
+            let rec_addr = cache_pc + rec as u64;
+            let r = exit_record(rec_addr);
+            if ExitKind::from_u32(r.kind) == Some(ExitKind::Branch) && r.patch != 0 {
+                if let Some(&target) = self.by_pc.get(&r.target) {
+                    self.link(
+                        rec_addr.wrapping_add(r.patch as i64 as u64),
+                        rec_addr,
+                        target,
+                    );
+                }
+            }
+        }
 
         STATS.blocks.fetch_add(1, Ordering::Relaxed);
         STATS
@@ -310,7 +354,7 @@ impl CodeCache {
     /// Whether the guest code of the block at `guest_pc` is as it was
     /// translated (for blocks of writable code, at each entry).
     pub fn unchanged(&mut self, guest_pc: u64) -> bool {
-        let Some(block) = self.blocks.get(&guest_pc) else {
+        let Some(block) = self.by_pc.get(&guest_pc) else {
             return false;
         };
         let Some(saved) = &block.guest_bytes else {
@@ -353,6 +397,7 @@ impl CodeCache {
             .collect();
         for g in &doomed {
             self.blocks.remove(g);
+            self.by_pc.remove(g);
             for (field, stub) in self.incoming.remove(g).unwrap_or_default() {
                 let rel = rewriter::translate::link_field_value(field, stub)
                     .expect("stub is near its branch");

@@ -35,7 +35,7 @@ impl Emitter {
     /// An empty buffer whose first byte will run at `base`.
     pub fn new(base: u64) -> Emitter {
         Emitter {
-            code: Vec::with_capacity(256),
+            code: Vec::with_capacity(1024),
             base,
         }
     }

@@ -32,8 +32,20 @@ pub const MAX_BLOCK_INSNS: usize = 128;
 /// guest address it checks targets against ([`Translation::lookup_off`]).
 pub const LOOKUP_OFF: u32 = 8;
 
-/// How many guest bytes the translator asks for at once.
+/// How many guest bytes the translator reads at most: enough for
+/// [`MAX_BLOCK_INSNS`] instructions and a client request after them.
 const FETCH_WINDOW: usize = 16 * MAX_BLOCK_INSNS;
+
+/// How many it reads first. Most blocks are far shorter (~50 bytes when
+/// CPython starts), and copying the whole window from the guest for each
+/// of them was a noticeable part of start-up; a block that comes within
+/// [`WINDOW_MARGIN`] of the end of this one is translated again from the
+/// whole window.
+const FIRST_WINDOW: usize = 512;
+
+/// Bytes that must follow an instruction inside a short window: a
+/// longest instruction after a client-request sequence.
+const WINDOW_MARGIN: u64 = 40;
 
 /// What an exit stub asks the runtime to do. Stored in [`ExitRecord::kind`].
 #[repr(u32)]
@@ -233,20 +245,41 @@ pub fn translate_block(
     layout: &ContextLayout,
     opts: &TranslateOptions,
 ) -> Result<Translation, TranslateError> {
-    let mut window = vec![0u8; FETCH_WINDOW];
-    let avail = read(guest_pc, &mut window);
-    if avail == 0 {
-        return Err(TranslateError::Unreadable(guest_pc));
+    let mut window = vec![0u8; FIRST_WINDOW];
+    loop {
+        let want = window.len();
+        let avail = read(guest_pc, &mut window);
+        if avail == 0 {
+            return Err(TranslateError::Unreadable(guest_pc));
+        }
+        window.truncate(avail);
+        // The window is all there is when the mapping ended inside it.
+        let whole = avail < want || want == FETCH_WINDOW;
+        if let Some(t) = translate_window(&window, whole, guest_pc, cache_pc, layout, opts)? {
+            return Ok(t);
+        }
+        window = vec![0u8; FETCH_WINDOW];
     }
-    window.truncate(avail);
+}
 
+/// Translates the block at `guest_pc` from the guest bytes in `window`;
+/// `None` when the block reaches the end of a window that is not `whole`.
+fn translate_window(
+    window: &[u8],
+    whole: bool,
+    guest_pc: u64,
+    cache_pc: u64,
+    layout: &ContextLayout,
+    opts: &TranslateOptions,
+) -> Result<Option<Translation>, TranslateError> {
+    let window_end = guest_pc + window.len() as u64;
     let mut t = Translator::new(cache_pc, layout);
     t.count_ibl_hits = opts.count_ibl_hits;
     t.entry_prologue(guest_pc);
     t.instrument = opts.instrument;
     if opts.instrument.is_some() {
         t.flags_dead =
-            crate::instrument::flags_dead_before(&straight_line(&window, guest_pc, opts.max_insns));
+            crate::instrument::flags_dead_before(&straight_line(window, guest_pc, opts.max_insns));
     }
     // Code that may change under us is compared with its translation-time
     // bytes at every entry: inline, at the end of the translation, and
@@ -263,13 +296,16 @@ pub fn translate_block(
         );
         (to_check, stub, t.e.offset())
     });
-    let mut decoder = Decoder::with_ip(64, &window, guest_pc, DecoderOptions::NONE);
+    let mut decoder = Decoder::with_ip(64, window, guest_pc, DecoderOptions::NONE);
     let mut insn = Instruction::default();
     let mut count = 0;
     let mut no_semantics = 0;
     let mut end_pc = guest_pc;
     let mut ended = false;
     while decoder.can_decode() && count < opts.max_insns.min(MAX_BLOCK_INSNS) {
+        if !whole && decoder.ip() + WINDOW_MARGIN > window_end {
+            return Ok(None);
+        }
         decoder.decode_out(&mut insn);
         if insn.is_invalid() {
             // Undecodable bytes (or an instruction cut off by the end of
@@ -342,7 +378,7 @@ pub fn translate_block(
         t.code_check(bytes, guest_pc, stub, body)?;
     }
     let literals_start = t.finish_exits();
-    Ok(Translation {
+    Ok(Some(Translation {
         literals_start,
         code: t.e.code,
         insn_map: t.insn_map,
@@ -352,7 +388,7 @@ pub fn translate_block(
         guest_len: end_pc - guest_pc,
         guest_insns: count,
         no_semantics,
-    })
+    }))
 }
 
 /// Translates the entry of a guest function that the runtime answers
@@ -468,10 +504,11 @@ impl<'a> Translator<'a> {
         Translator {
             e: Emitter::new(cache_pc),
             layout,
-            insn_map: Vec::new(),
-            exits: Vec::new(),
-            literals: Vec::new(),
-            pending: Vec::new(),
+            // Sized for typical blocks, so that they grow rarely.
+            insn_map: Vec::with_capacity(32),
+            exits: Vec::with_capacity(8),
+            literals: Vec::with_capacity(8),
+            pending: Vec::with_capacity(8),
             encoder: Encoder::new(64),
             count_ibl_hits: false,
             instrument: None,
