@@ -145,6 +145,12 @@ pub struct ThreadCtx {
     /// The guest's `sigaltstack` (the kernel holds the runtime's);
     /// [`NO_ALTSTACK`] when none.
     pub guest_ss: libc::stack_t,
+    /// The guest signal dispositions this thread uses: 0 for the
+    /// process's table, else the address of a context's `own_actions`
+    /// (a child sharing memory but not handlers; `signals::child_actions`).
+    pub actions: u64,
+    /// The table of such a child.
+    pub own_actions: crate::signals::GuestActions,
     /// Guest registers while the runtime runs.
     pub regs: GuestRegs,
     /// Kernel thread id.

@@ -46,15 +46,69 @@ struct GuestAction {
     mask: AtomicU64,
 }
 
-static ACTIONS: [GuestAction; NSIG] = [const {
-    GuestAction {
-        handler: AtomicU64::new(0),
-        flags: AtomicU64::new(0),
-        restorer: AtomicU64::new(0),
-        mask: AtomicU64::new(0),
-    }
-}; NSIG];
+/// The guest's signal dispositions, as the kernel would hold them for a
+/// process. All-zero bytes are a valid table (every signal `SIG_DFL`).
+pub struct GuestActions([GuestAction; NSIG]);
+
+/// The table of the process (of every thread whose context names none).
+static ACTIONS: GuestActions = GuestActions(
+    [const {
+        GuestAction {
+            handler: AtomicU64::new(0),
+            flags: AtomicU64::new(0),
+            restorer: AtomicU64::new(0),
+            mask: AtomicU64::new(0),
+        }
+    }; NSIG],
+);
 static ACTION_LOCK: crate::lock::Lock<()> = crate::lock::Lock::new(());
+
+/// The disposition table of the calling thread: its context's
+/// (`ThreadCtx::actions`) when set, else the process's. A `CLONE_VM`
+/// child without `CLONE_SIGHAND` (`vfork`, `posix_spawn`) shares our
+/// memory but not the kernel's handler table, so it gets a copy of its
+/// own: its `sigaction` must not change its parent's. Signal-safe.
+fn table() -> &'static GuestActions {
+    if crate::context::installed() {
+        // SAFETY: the thread has a context installed (checked above).
+        let own = unsafe { crate::context::current() }.actions;
+        if own != 0 {
+            // SAFETY: `actions` names a table inside a context, and
+            // contexts are never unmapped.
+            return unsafe { &*(own as *const GuestActions) };
+        }
+    }
+    &ACTIONS
+}
+
+/// The table a child created with clone `flags` by a thread whose table
+/// is `parent` (a `ThreadCtx::actions` value) uses: the same one, or — a
+/// child sharing memory but not handlers — a copy in the child's context
+/// at `own`. Returns the child's `ThreadCtx::actions`.
+pub fn child_actions(flags: u64, parent: u64, own: &GuestActions) -> u64 {
+    let private = flags & libc::CLONE_VM as u64 != 0 && flags & libc::CLONE_SIGHAND as u64 == 0;
+    if !private {
+        return parent;
+    }
+    let from = if parent == 0 {
+        &ACTIONS
+    } else {
+        // SAFETY: as in `table`.
+        unsafe { &*(parent as *const GuestActions) }
+    };
+    let _g = ACTION_LOCK.lock();
+    for (to, a) in own.0.iter().zip(from.0.iter()) {
+        to.flags
+            .store(a.flags.load(Ordering::Relaxed), Ordering::Relaxed);
+        to.restorer
+            .store(a.restorer.load(Ordering::Relaxed), Ordering::Relaxed);
+        to.mask
+            .store(a.mask.load(Ordering::Relaxed), Ordering::Relaxed);
+        to.handler
+            .store(a.handler.load(Ordering::Acquire), Ordering::Release);
+    }
+    own as *const GuestActions as u64
+}
 
 global_asm!(
     ".globl dgad_host_restorer",
@@ -68,7 +122,7 @@ extern "C" {
 }
 
 fn guest_action(sig: i32) -> KernelSigaction {
-    let a = &ACTIONS[sig as usize];
+    let a = &table().0[sig as usize];
     KernelSigaction {
         handler: a.handler.load(Ordering::Acquire),
         flags: a.flags.load(Ordering::Relaxed),
@@ -78,7 +132,7 @@ fn guest_action(sig: i32) -> KernelSigaction {
 }
 
 fn set_guest_action(sig: i32, act: &KernelSigaction) {
-    let a = &ACTIONS[sig as usize];
+    let a = &table().0[sig as usize];
     a.flags.store(act.flags, Ordering::Relaxed);
     a.restorer.store(act.restorer, Ordering::Relaxed);
     a.mask.store(act.mask, Ordering::Relaxed);

@@ -80,7 +80,7 @@ pub fn clone_thread(parent: &mut ThreadCtx, nr: i64, a: [u64; 5], next_pc: u64) 
             core::ptr::copy_nonoverlapping(a[0] as *const u8, args.as_mut_ptr().cast(), size)
         };
         // clone_args: flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, …
-        start_member(child, args[0], parent.guest_ss);
+        start_member(child, args[0], parent);
         if args[5] != 0 {
             child.regs.gpr[reg::RSP] = args[5] + args[6];
         }
@@ -93,7 +93,7 @@ pub fn clone_thread(parent: &mut ThreadCtx, nr: i64, a: [u64; 5], next_pc: u64) 
         (r, args[0])
     } else {
         // clone(flags, newsp, parent_tid, child_tid, tls)
-        start_member(child, a[0], parent.guest_ss);
+        start_member(child, a[0], parent);
         if a[1] != 0 {
             child.regs.gpr[reg::RSP] = a[1];
         }
@@ -168,13 +168,15 @@ pub fn exiting(ctx: &ThreadCtx) {
 /// Counts a new thread of the group (before it can run and leave), or
 /// marks a `CLONE_VM` child without `CLONE_THREAD` as a process of its own.
 /// The guest's alternate signal stack goes as the kernel's does: a vfork
-/// child shares its parent's, any other child starts without one.
-fn start_member(child: &mut ThreadCtx, flags: u64, parent_ss: libc::stack_t) {
+/// child shares its parent's, any other child starts without one; so do
+/// the signal dispositions (`signals::child_actions`).
+fn start_member(child: &mut ThreadCtx, flags: u64, parent: &ThreadCtx) {
     child.guest_ss = if flags & libc::CLONE_VFORK as u64 != 0 {
-        parent_ss
+        parent.guest_ss
     } else {
         crate::context::NO_ALTSTACK
     };
+    child.actions = crate::signals::child_actions(flags, parent.actions, &child.own_actions);
     if flags & libc::CLONE_THREAD as u64 != 0 {
         MEMBERS.fetch_add(1, Ordering::AcqRel);
     } else {

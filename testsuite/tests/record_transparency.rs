@@ -35,6 +35,7 @@ const PROGRAMS: &[(&str, &[&str])] = &[
     ("c/red_zone.c", &[]),
     ("c/stack_overflow_altstack.c", &[]),
     ("c/rlimit_as.c", &[]),
+    ("c/vfork_sigaction.c", &[]),
     ("cxx/exceptions.cpp", &[]),
     ("cxx/containers.cpp", &[]),
 ];

@@ -1,7 +1,15 @@
 # subprocess: children started from Python (echo, sh, another python) with
 # captured output, stdin, exit statuses and a pipeline between two children.
+import os
+import signal
 import subprocess
 import sys
+
+# The parent's own handler must outlive its children: CPython's child
+# resets every handler to SIG_DFL between fork and exec, in memory shared
+# with the parent (vfork), which an older dgad let reach the parent.
+got = []
+signal.signal(signal.SIGUSR1, lambda sig, frame: got.append(sig))
 
 r = subprocess.run(["echo", "hello", "from", "echo"], capture_output=True, text=True)
 print("echo:", repr(r.stdout), r.returncode)
@@ -20,4 +28,6 @@ try:
 except subprocess.CalledProcessError as e:
     print("check=True raised with", e.returncode)
 print("check_output:", subprocess.check_output(["printf", "%s-%d", "n", "42"]).decode())
+os.kill(os.getpid(), signal.SIGUSR1)
+print("parent's SIGUSR1 handler ran after the children:", got == [signal.SIGUSR1])
 print("END subprocess_children")
