@@ -1,7 +1,8 @@
 //! Signals: the guest's handlers run translated, never natively.
 //!
 //! For every signal the guest handles, the kernel gets the runtime's
-//! `host_handler` instead (same mask, no `SA_RESTART`). The host handler
+//! `host_handler` instead (every signal blocked while it runs, no
+//! `SA_RESTART`). The host handler
 //! runs in signal context (no allocation, no locks) and decides:
 //! - interrupted at a guest-instruction boundary in cache code (always the
 //!   case for a fault raised by a guest instruction): the thread is sent to
@@ -22,7 +23,7 @@ use crate::context::{reason, reg, PendingSignal, ThreadCtx, PENDING_MAX};
 use crate::stats::STATS;
 use crate::sys;
 use core::arch::global_asm;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{compiler_fence, AtomicU64, Ordering};
 
 const NSIG: usize = 65;
 const TF: u64 = 1 << 8;
@@ -163,7 +164,11 @@ fn install_host(sig: i32, guest: &KernelSigaction) -> i64 {
             | libc::SA_ONSTACK as u64
             | SA_RESTORER,
         restorer: dgad_host_restorer as *const () as u64,
-        mask: guest.mask,
+        // Every signal waits while the host handler runs (the kernel lets
+        // them in when it returns): a nested one would append to the
+        // pending queue in the middle of another's append and one of the
+        // two would be lost. The guest's mask applies to its own frame.
+        mask: !0,
     };
     kernel_sigaction(sig, Some(&host), None)
 }
@@ -350,7 +355,7 @@ pub fn sigaltstack(ctx: &mut ThreadCtx, ss: u64, old: u64) -> i64 {
 const SS_AUTODISARM: i32 = 1 << 31;
 
 fn queue(ctx: &mut ThreadCtx, sig: i32, info: &libc::siginfo_t, uc: Option<&libc::ucontext_t>) {
-    let n = ctx.pending_len as usize;
+    let n = pending_len(ctx);
     // A standard signal is pending at most once, as in the kernel (only
     // real-time signals, from 32 up, queue every instance); faults are
     // synchronous and always kept.
@@ -386,7 +391,7 @@ fn queue(ctx: &mut ThreadCtx, sig: i32, info: &libc::siginfo_t, uc: Option<&libc
         p.cr2 = uc.uc_mcontext.gregs[libc::REG_CR2 as usize] as u64;
     }
     ctx.pending[n] = p;
-    ctx.pending_len = n as u32 + 1;
+    set_pending_len(ctx, n + 1);
 }
 
 /// A fault in record mode's inserted code outside application memory came
@@ -571,6 +576,36 @@ fn set_mask(how: i32, set: Option<u64>) -> u64 {
     old
 }
 
+/// Runs `f` with every signal blocked: for the runtime's changes to the
+/// queue of pending signals, which the host handler appends to. Without
+/// it, a signal arriving while the runtime took the first entry off was
+/// written where the shift then dropped it, and the taken one was
+/// delivered twice (a SIGALRM became a second SIGUSR1; CPython's
+/// `test_stress_delivery_simultaneous`).
+fn with_signals_blocked<R>(f: impl FnOnce() -> R) -> R {
+    let old = set_mask(libc::SIG_SETMASK, Some(!0));
+    compiler_fence(Ordering::SeqCst);
+    let r = f();
+    compiler_fence(Ordering::SeqCst);
+    set_mask(libc::SIG_SETMASK, Some(old));
+    r
+}
+
+/// The length of the pending queue, read from memory: the host handler
+/// changes it behind the runtime's `&mut ThreadCtx`, so a value the
+/// compiler kept from before signals were blocked would be stale (it did
+/// keep one: the queue lost the signal that came in between).
+fn pending_len(ctx: &ThreadCtx) -> usize {
+    // SAFETY: a plain aligned u32 field of a live context.
+    unsafe { core::ptr::read_volatile(&ctx.pending_len) as usize }
+}
+
+/// Sets the queue's length in memory now (see [`pending_len`]).
+fn set_pending_len(ctx: &mut ThreadCtx, n: usize) {
+    // SAFETY: as in `pending_len`.
+    unsafe { core::ptr::write_volatile(&mut ctx.pending_len, n as u32) };
+}
+
 /// Dies of `sig` the way the kernel's default action would.
 fn die_of(sig: i32) -> ! {
     crate::record::flush_all();
@@ -599,12 +634,12 @@ pub fn raise_fault(ctx: &mut ThreadCtx, sig: i32, addr: u64) {
                       // SAFETY: siginfo_t for SIGSEGV stores si_addr right after the header.
     unsafe { *((&mut info as *mut libc::siginfo_t as *mut u8).add(16) as *mut u64) = addr };
     ctx.regs.rip = addr;
-    queue(ctx, sig, &info, None);
-    if ctx.pending_len > 0 {
+    with_signals_blocked(|| {
+        queue(ctx, sig, &info, None);
         // Move the fault to the front: it is synchronous.
-        let n = ctx.pending_len as usize;
+        let n = pending_len(ctx);
         ctx.pending[..n].rotate_right(1);
-    }
+    });
     if guest_action(sig).handler <= 1 {
         die_of(sig);
     }
@@ -614,7 +649,7 @@ pub fn raise_fault(ctx: &mut ThreadCtx, sig: i32, addr: u64) {
 /// Remembers that the guest's system call `nr` at `next - 2` was cut short
 /// by a signal, so it can be restarted after an `SA_RESTART` handler.
 pub fn note_interrupted_syscall(ctx: &mut ThreadCtx, nr: i64, next: u64) {
-    if ctx.pending_len == 0 || !restartable(nr) {
+    if pending_len(ctx) == 0 || !restartable(nr) {
         return;
     }
     let sig = ctx.pending[0].signo;
@@ -692,7 +727,7 @@ struct GuestFrame {
 /// (record mode's arithmetic on a thread without a tape chunk) never saw
 /// its `SIGALRM`.
 pub fn step_to_boundary(ctx: &mut ThreadCtx) {
-    if ctx.pending_len > 0 {
+    if pending_len(ctx) > 0 {
         ctx.stepping = 1;
         ctx.regs.rflags |= TF;
     }
@@ -702,11 +737,14 @@ pub fn step_to_boundary(ctx: &mut ThreadCtx) {
 /// signal frame and pointing the guest registers at the handler. Returns
 /// whether the guest's next pc changed.
 pub fn deliver_pending(ctx: &mut ThreadCtx) -> bool {
-    while ctx.pending_len > 0 {
-        let p = ctx.pending[0];
-        let n = ctx.pending_len as usize;
-        ctx.pending.copy_within(1..n, 0);
-        ctx.pending_len -= 1;
+    while pending_len(ctx) > 0 {
+        let p = with_signals_blocked(|| {
+            let n = pending_len(ctx);
+            let p = ctx.pending[0];
+            ctx.pending.copy_within(1..n, 0);
+            set_pending_len(ctx, n - 1);
+            p
+        });
         let sig = p.signo;
         let act = guest_action(sig);
         if act.handler == libc::SIG_IGN as u64 {

@@ -36,6 +36,7 @@ const PROGRAMS: &[(&str, &[&str])] = &[
     ("c/stack_overflow_altstack.c", &[]),
     ("c/rlimit_as.c", &[]),
     ("c/vfork_sigaction.c", &[]),
+    ("c/signal_pairs.c", &[]),
     ("cxx/exceptions.cpp", &[]),
     ("cxx/containers.cpp", &[]),
 ];

@@ -93,6 +93,7 @@ c_family_tests! {
     c_code_replaced_across_page = Program::new("c/code_replaced_across_page.c");
     c_rlimit_as = Program::new("c/rlimit_as.c");
     c_vfork_sigaction = Program::new("c/vfork_sigaction.c");
+    c_signal_pairs = Program::new("c/signal_pairs.c");
     // The benchmark size would make -O0 under a slow mode take minutes.
     c_stencil = Program::new("c/stencil.c").args(&["96", "40"]);
     cxx_exceptions = Program::new("cxx/exceptions.cpp");
