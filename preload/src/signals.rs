@@ -167,8 +167,10 @@ fn install_host(sig: i32, guest: &KernelSigaction) -> i64 {
         // Every signal waits while the host handler runs (the kernel lets
         // them in when it returns): a nested one would append to the
         // pending queue in the middle of another's append and one of the
-        // two would be lost. The guest's mask applies to its own frame.
-        mask: !0,
+        // two would be lost. Faults stay open, so that one in the handler
+        // itself still ends with the runtime's diagnostic rather than a
+        // silent kill. The guest's mask applies to its own frame.
+        mask: !SYNCHRONOUS_MASK,
     };
     kernel_sigaction(sig, Some(&host), None)
 }
@@ -203,6 +205,13 @@ fn runtime_keeps(sig: i32, handler: u64) -> bool {
         || default && matches!(sig, libc::SIGSEGV | libc::SIGBUS)
         || default && crate::record::recorder().is_some() && FATAL_BY_DEFAULT.contains(&sig)
 }
+
+/// The fault signals, as a mask.
+const SYNCHRONOUS_MASK: u64 = 1 << (libc::SIGSEGV - 1)
+    | 1 << (libc::SIGBUS - 1)
+    | 1 << (libc::SIGILL - 1)
+    | 1 << (libc::SIGFPE - 1)
+    | 1 << (libc::SIGTRAP - 1);
 
 /// Signals whose default action ends the process.
 const FATAL_BY_DEFAULT: [i32; 14] = [
