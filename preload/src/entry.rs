@@ -130,6 +130,12 @@ global_asm!(
     "    mov qword ptr gs:[{GPR} + 15*8], r15",
     "    pushfq",
     "    pop qword ptr gs:[{RFLAGS}]",
+    // The runtime runs with the guest's flags cleared, alignment checking
+    // (AC) included: a guest that sets AC (CPU-feature probes do) must
+    // not have the runtime's own unaligned accesses fault. `dgad_resume`
+    // gives the guest its flags back.
+    "    push 0x202",
+    "    popfq",
     "    mov rbx, qword ptr gs:[0]",
     "    mov eax, -1",
     "    mov edx, -1",

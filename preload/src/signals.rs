@@ -117,9 +117,20 @@ global_asm!(
     "    mov eax, 15",
     "    syscall",
     "    ud2",
+    // The kernel enters a handler with the interrupted code's alignment
+    // check flag (AC): a guest that set it would have the handler's own
+    // unaligned accesses fault. The interrupted flags come back with
+    // `rt_sigreturn`.
+    ".globl dgad_host_handler_entry",
+    "dgad_host_handler_entry:",
+    "    push 0x202",
+    "    popfq",
+    "    jmp {handler}",
+    handler = sym host_handler,
 );
 extern "C" {
     fn dgad_host_restorer();
+    fn dgad_host_handler_entry();
 }
 
 fn guest_action(sig: i32) -> KernelSigaction {
@@ -158,7 +169,7 @@ fn install_host(sig: i32, guest: &KernelSigaction) -> i64 {
     let keep =
         (libc::SA_NODEFER | libc::SA_RESETHAND | libc::SA_NOCLDSTOP | libc::SA_NOCLDWAIT) as u64;
     let host = KernelSigaction {
-        handler: host_handler as *const () as u64,
+        handler: dgad_host_handler_entry as *const () as u64,
         flags: (guest.flags & keep)
             | libc::SA_SIGINFO as u64
             | libc::SA_ONSTACK as u64

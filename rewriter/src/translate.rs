@@ -1346,8 +1346,11 @@ impl<'a> Translator<'a> {
     /// Compares the guest code `bytes` at `guest_pc` with their values at
     /// translation time (literals), keeping every register and flag; goes on
     /// at offset `body` when all are equal, else at the `Verify` exit stub
-    /// at offset `stub`. Overlapping loads cover a length that is not a
-    /// multiple of the access size, so nothing past the block is read.
+    /// at offset `stub`. The loads are aligned 8-byte words, a word the
+    /// block covers only in part compared under a mask: a guest that sets
+    /// the alignment-check flag (AC) must not fault on the check's loads
+    /// (an aligned word lies in one page with a byte of the block, so it
+    /// is mapped).
     fn code_check(
         &mut self,
         bytes: &[u8],
@@ -1356,35 +1359,35 @@ impl<'a> Translator<'a> {
         body: usize,
     ) -> Result<(), TranslateError> {
         let l = *self.layout;
-        let len = bytes.len();
-        let size = [8, 4, 2, 1].into_iter().find(|&s| s <= len).unwrap_or(1);
-        let mut offsets: Vec<usize> = (0..len.saturating_sub(size) + 1).step_by(size).collect();
-        if len >= size && offsets.last() != Some(&(len - size)) {
-            offsets.push(len - size);
-        }
-        if len == 0 {
-            offsets.clear();
-        }
-        // mov rax/eax/ax/al, [rip + x]; cmp rax/eax/ax/al, [rip + literal].
-        let (load, cmp): (&[u8], &[u8]) = match size {
-            8 => (&[0x48, 0x8b, 0x05], &[0x48, 0x3b, 0x05]),
-            4 => (&[0x8b, 0x05], &[0x3b, 0x05]),
-            2 => (&[0x66, 0x8b, 0x05], &[0x66, 0x3b, 0x05]),
-            _ => (&[0x8a, 0x05], &[0x3a, 0x05]),
-        };
+        let end = guest_pc + bytes.len() as u64;
         self.save_flags();
         self.e.store_gs(l.spill_rax, Gpr::RAX);
         let mut differ = Vec::new();
-        for off in offsets {
-            let field = self.e.rip_placeholder(load);
-            let rel = rel32_for(self.e.pc() - 4, guest_pc + off as u64)
-                .ok_or(TranslateError::OutOfReach(guest_pc))?;
+        let mut word = guest_pc & !7;
+        while word < end {
+            let (mut value, mut mask) = ([0u8; 8], [0u8; 8]);
+            for k in 0..8 {
+                let a = word + k as u64;
+                if a >= guest_pc && a < end {
+                    value[k] = bytes[(a - guest_pc) as usize];
+                    mask[k] = 0xff;
+                }
+            }
+            // mov rax, [rip + word]
+            let field = self.e.rip_placeholder(&[0x48, 0x8b, 0x05]);
+            let rel =
+                rel32_for(self.e.pc() - 4, word).ok_or(TranslateError::OutOfReach(guest_pc))?;
             self.e.code[field..field + 4].copy_from_slice(&rel.to_le_bytes());
-            let lit = self.e.rip_placeholder(cmp);
-            let mut value = [0u8; 8];
-            value[..size].copy_from_slice(&bytes[off..off + size]);
+            if mask != [0xff; 8] {
+                // and rax, [rip + mask]
+                let lit = self.e.rip_placeholder(&[0x48, 0x23, 0x05]);
+                self.literals.push((lit, u64::from_le_bytes(mask)));
+            }
+            // cmp rax, [rip + value]
+            let lit = self.e.rip_placeholder(&[0x48, 0x3b, 0x05]);
             self.literals.push((lit, u64::from_le_bytes(value)));
             differ.push(self.e.jne32_placeholder());
+            word += 8;
         }
         self.e.load_gs(Gpr::RAX, l.spill_rax);
         self.restore_flags();

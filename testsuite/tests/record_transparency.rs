@@ -37,6 +37,7 @@ const PROGRAMS: &[(&str, &[&str])] = &[
     ("c/rlimit_as.c", &[]),
     ("c/vfork_sigaction.c", &[]),
     ("c/signal_pairs.c", &[]),
+    ("c/alignment_check.c", &[]),
     ("cxx/exceptions.cpp", &[]),
     ("cxx/containers.cpp", &[]),
 ];

@@ -94,6 +94,7 @@ c_family_tests! {
     c_rlimit_as = Program::new("c/rlimit_as.c");
     c_vfork_sigaction = Program::new("c/vfork_sigaction.c");
     c_signal_pairs = Program::new("c/signal_pairs.c");
+    c_alignment_check = Program::new("c/alignment_check.c");
     // The benchmark size would make -O0 under a slow mode take minutes.
     c_stencil = Program::new("c/stencil.c").args(&["96", "40"]);
     cxx_exceptions = Program::new("cxx/exceptions.cpp");
