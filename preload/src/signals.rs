@@ -669,7 +669,9 @@ pub fn raise_fault(ctx: &mut ThreadCtx, sig: i32, addr: u64) {
 /// Remembers that the guest's system call `nr` at `next - 2` was cut short
 /// by a signal, so it can be restarted after an `SA_RESTART` handler.
 pub fn note_interrupted_syscall(ctx: &mut ThreadCtx, nr: i64, next: u64) {
-    if pending_len(ctx) == 0 || !restartable(nr) {
+    let g = &ctx.regs.gpr;
+    let args = [g[reg::RDI], g[reg::RSI], g[reg::RDX], g[reg::R10]];
+    if pending_len(ctx) == 0 || !restartable(nr, args) {
         return;
     }
     let sig = ctx.pending[0].signo;
@@ -680,8 +682,67 @@ pub fn note_interrupted_syscall(ctx: &mut ThreadCtx, nr: i64, next: u64) {
     }
 }
 
-/// System calls the kernel restarts after an `SA_RESTART` handler.
-fn restartable(nr: i64) -> bool {
+/// Whether the kernel restarts system call `nr` with arguments `a`
+/// (rdi, rsi, rdx, r10) after an `SA_RESTART` handler. A futex wait with
+/// a timeout and a socket call on a socket with a receive or send timeout
+/// fail with `EINTR` whatever the handler's flags (signal(7)).
+fn restartable(nr: i64, a: [u64; 4]) -> bool {
+    if nr == libc::SYS_futex && a[3] != 0 {
+        return false;
+    }
+    let receiving = [
+        libc::SYS_read,
+        libc::SYS_readv,
+        libc::SYS_recvfrom,
+        libc::SYS_recvmsg,
+        libc::SYS_accept,
+        libc::SYS_accept4,
+    ];
+    let sending = [
+        libc::SYS_write,
+        libc::SYS_writev,
+        libc::SYS_sendto,
+        libc::SYS_sendmsg,
+        libc::SYS_connect,
+    ];
+    let timeout = if receiving.contains(&nr) {
+        Some(libc::SO_RCVTIMEO)
+    } else if sending.contains(&nr) {
+        Some(libc::SO_SNDTIMEO)
+    } else {
+        None
+    };
+    if let Some(opt) = timeout {
+        if socket_timeout_set(a[0] as i32, opt) {
+            return false;
+        }
+    }
+    restartable_call(nr)
+}
+
+/// Whether `fd` is a socket with the timeout `opt` (`SO_RCVTIMEO` or
+/// `SO_SNDTIMEO`) set; false for anything else (`ENOTSOCK`, `EBADF`).
+fn socket_timeout_set(fd: i32, opt: i32) -> bool {
+    let mut tv = [0u64; 2];
+    let mut len: u32 = 16;
+    // SAFETY: getsockopt writes at most `len` bytes into our local.
+    let r = unsafe {
+        sys::syscall6(
+            libc::SYS_getsockopt,
+            fd as u64,
+            libc::SOL_SOCKET as u64,
+            opt as u64,
+            tv.as_mut_ptr() as u64,
+            &mut len as *mut u32 as u64,
+            0,
+        )
+    };
+    r == 0 && (tv[0] != 0 || tv[1] != 0)
+}
+
+/// System calls the kernel restarts after an `SA_RESTART` handler (in
+/// their usual forms; see [`restartable`]).
+fn restartable_call(nr: i64) -> bool {
     [
         libc::SYS_read,
         libc::SYS_write,

@@ -38,6 +38,7 @@ const PROGRAMS: &[(&str, &[&str])] = &[
     ("c/vfork_sigaction.c", &[]),
     ("c/signal_pairs.c", &[]),
     ("c/alignment_check.c", &[]),
+    ("c/restart_rules.c", &[]),
     ("cxx/exceptions.cpp", &[]),
     ("cxx/containers.cpp", &[]),
 ];
