@@ -26,6 +26,7 @@ const MAX_CHUNKS: usize = 256;
 const CHUNK_BLOCK_SLOTS: usize = (CHUNK_BYTES / 32) as usize;
 /// How far a chunk may be from the guest code it serves.
 const REACH: u64 = 1 << 30;
+const RWX: i32 = libc::PROT_READ | libc::PROT_WRITE | libc::PROT_EXEC;
 
 /// A translated block. Immutable after creation except `incoming`
 /// (guarded by the cache lock); leaked, so `&'static` references stay valid.
@@ -112,6 +113,11 @@ pub struct CodeCache {
     /// into memory without execute permission faults as it does natively;
     /// code in writable ones is checked at each block entry.
     executable: BTreeMap<u64, (u64, bool)>,
+    /// Gigabytes of the address space (`guest_pc / REACH`) where no new
+    /// chunk could be placed within reach of the code.
+    crowded: Vec<u64>,
+    /// The chunk placed anywhere that code in `crowded` regions uses now.
+    far: Option<usize>,
 }
 
 /// The code cache.
@@ -126,6 +132,8 @@ pub fn init(opts: TranslateOptions) {
         incoming: HashMap::default(),
         opts,
         executable: BTreeMap::new(),
+        crowded: Vec::new(),
+        far: None,
     });
 }
 
@@ -259,7 +267,10 @@ impl CodeCache {
         let mut opts = self.opts;
         let t = loop {
             let Some(ci) = chunk else {
-                crate::diag::fatal_at(guest_pc, "no code-cache memory within reach of this code");
+                crate::diag::fatal_at(
+                    guest_pc,
+                    "no code-cache memory left (256 chunks of 64 MiB, or mmap refused)",
+                );
             };
             let cache_pc = self.cursors[ci].next_multiple_of(16);
             let executable = &mut self.executable;
@@ -288,7 +299,7 @@ impl CodeCache {
             }
             chunk = self.chunk_near(guest_pc, 4096);
             if chunk == Some(ci) {
-                chunk = self.new_chunk(guest_pc);
+                chunk = self.new_chunk(guest_pc).or_else(|| self.new_far_chunk());
             }
         };
         let (ci, cache_pc, t) = t;
@@ -411,44 +422,77 @@ impl CodeCache {
         doomed.iter().copied().min()
     }
 
+    /// A chunk with room for `need` more bytes, within reach of
+    /// `guest_pc` where the address space around it has room for one;
+    /// else (a JIT compiler's reservations fill the gigabyte around its
+    /// code) one anywhere: the translator then rewrites RIP-relative
+    /// operands with absolute addresses, and branches to blocks of other
+    /// chunks out of reach stay unlinked (each goes through the runtime).
     fn chunk_near(&mut self, guest_pc: u64, need: u64) -> Option<usize> {
         let n = CHUNK_COUNT.load(Ordering::Relaxed);
         for ci in (0..n).rev() {
             let base = CHUNKS[ci].base.load(Ordering::Relaxed);
             let within =
                 guest_pc.abs_diff(base) < REACH && guest_pc.abs_diff(base + CHUNK_BYTES) < REACH;
-            if within && self.cursors[ci] + need + 8192 < base + CHUNK_BYTES {
+            if within && self.has_room(ci, need) {
                 return Some(ci);
             }
         }
-        self.new_chunk(guest_pc)
+        let region = guest_pc / REACH;
+        if !self.crowded.contains(&region) {
+            if let Some(ci) = self.new_chunk(guest_pc) {
+                return Some(ci);
+            }
+            // Searching again for every block of this code would cost
+            // some thirty refused mappings each time.
+            self.crowded.push(region);
+        }
+        match self.far {
+            Some(ci) if self.has_room(ci, need) => Some(ci),
+            _ => self.new_far_chunk(),
+        }
     }
 
+    fn has_room(&self, ci: usize, need: u64) -> bool {
+        self.cursors[ci] + need + 8192 < CHUNKS[ci].base.load(Ordering::Relaxed) + CHUNK_BYTES
+    }
+
+    /// Maps a new chunk within reach of `guest_pc`.
     fn new_chunk(&mut self, guest_pc: u64) -> Option<usize> {
-        let n = CHUNK_COUNT.load(Ordering::Relaxed);
-        if n >= MAX_CHUNKS {
+        if CHUNK_COUNT.load(Ordering::Relaxed) >= MAX_CHUNKS {
             return None;
         }
-        let rwx = libc::PROT_READ | libc::PROT_WRITE | libc::PROT_EXEC;
         let around = guest_pc & !(CHUNK_BYTES - 1);
-        let mut base = None;
         for k in 1..16u64 {
             for cand in [
                 around.wrapping_sub(k * CHUNK_BYTES),
                 around.wrapping_add(k * CHUNK_BYTES),
             ] {
                 if cand > 0x10000 && cand < (1 << 47) - CHUNK_BYTES {
-                    base = sys::map_anon(CHUNK_BYTES as usize, rwx, cand, true);
-                    if base.is_some() {
-                        break;
+                    if let Some(base) = sys::map_anon(CHUNK_BYTES as usize, RWX, cand, true) {
+                        return self.add_chunk(base);
                     }
                 }
             }
-            if base.is_some() {
-                break;
-            }
         }
-        let base = base?;
+        None
+    }
+
+    /// Maps a new chunk wherever the kernel puts it, for code with no
+    /// free address space within reach.
+    fn new_far_chunk(&mut self) -> Option<usize> {
+        if CHUNK_COUNT.load(Ordering::Relaxed) >= MAX_CHUNKS {
+            return None;
+        }
+        let base = sys::map_anon(CHUNK_BYTES as usize, RWX, 0, false)?;
+        let ci = self.add_chunk(base)?;
+        self.far = Some(ci);
+        Some(ci)
+    }
+
+    /// Publishes the chunk mapped at `base`.
+    fn add_chunk(&mut self, base: u64) -> Option<usize> {
+        let n = CHUNK_COUNT.load(Ordering::Relaxed);
         sys::advise_huge_pages(base, CHUNK_BYTES as usize);
         let index = sys::map_anon(
             CHUNK_BLOCK_SLOTS * 8,

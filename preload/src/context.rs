@@ -124,6 +124,9 @@ pub struct ThreadCtx {
     pub spill_rcx: u64,
     /// Spill slot for guest rdx.
     pub spill_rdx: u64,
+    /// Spill slot for the scratch register of a RIP-relative operand
+    /// out of the cache's reach (`rewriter::translate::SPILLS_SCRATCH`).
+    pub spill_scratch: u64,
     /// Guest target of the indirect branch that missed.
     pub ibl_target: u64,
     /// Address of `dgad_enter_exit`.
@@ -229,6 +232,7 @@ impl ThreadCtx {
         spill_rax: offset_of!(ThreadCtx, spill_rax) as u32,
         spill_rcx: offset_of!(ThreadCtx, spill_rcx) as u32,
         spill_rdx: offset_of!(ThreadCtx, spill_rdx) as u32,
+        spill_scratch: offset_of!(ThreadCtx, spill_scratch) as u32,
         ibl_target: offset_of!(ThreadCtx, ibl_target) as u32,
         enter_exit: offset_of!(ThreadCtx, enter_exit) as u32,
         enter_ibl_miss: offset_of!(ThreadCtx, enter_ibl_miss) as u32,

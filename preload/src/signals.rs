@@ -23,6 +23,7 @@ use crate::context::{reason, reg, PendingSignal, ThreadCtx, PENDING_MAX};
 use crate::stats::STATS;
 use crate::sys;
 use core::arch::global_asm;
+use rewriter::translate::InsnMapEntry;
 use std::sync::atomic::{compiler_fence, AtomicU64, Ordering};
 
 const NSIG: usize = 65;
@@ -436,19 +437,22 @@ fn report_guest_address(ctx: &mut ThreadCtx) {
 }
 
 /// Where in cache code `pc` is, in guest terms: the guest pc, whether the
-/// state there is exactly the guest's, and which guest registers are in
-/// their spill slots (`rewriter::translate::SPILLS_*`).
-fn locate(pc: u64) -> Option<(u64, bool, (u8, i16))> {
+/// state there is exactly the guest's, and the map entry that says which
+/// guest registers are in their spill slots (`rewriter::translate::SPILLS_*`;
+/// none where the state is exact).
+fn locate(pc: u64) -> Option<(u64, bool, InsnMapEntry)> {
     let b = cache::find_block(pc)?;
     let off = (pc - b.cache_start) as u32;
     let i = b.insn_map.partition_point(|e| e.cache_off <= off);
     if i == 0 {
         return None;
     }
-    let e = b.insn_map[i - 1];
+    let mut e = b.insn_map[i - 1];
     let exact = e.boundary && e.cache_off == off;
-    let spills = if exact { 0 } else { e.spills };
-    Some((e.guest_pc, exact, (spills, e.stack_bias)))
+    if exact {
+        e.spills = 0;
+    }
+    Some((e.guest_pc, exact, e))
 }
 
 fn is_fault(sig: i32, info: &libc::siginfo_t) -> bool {
@@ -459,16 +463,12 @@ fn is_fault(sig: i32, info: &libc::siginfo_t) -> bool {
 }
 
 /// Sends the interrupted thread to `dgad_signal_entry` with guest state.
-fn redirect(
-    ctx: &mut ThreadCtx,
-    uc: &mut libc::ucontext_t,
-    guest_pc: u64,
-    (spilled, stack_bias): (u8, i16),
-) {
+fn redirect(ctx: &mut ThreadCtx, uc: &mut libc::ucontext_t, guest_pc: u64, at: InsnMapEntry) {
     use rewriter::translate::{
         LOOKUP_SLOT_RAX, LOOKUP_SLOT_RCX, SPILLS_RAX, SPILLS_RAX_STACK, SPILLS_RCX,
-        SPILLS_RCX_STACK, SPILLS_RDX,
+        SPILLS_RCX_STACK, SPILLS_RDX, SPILLS_SCRATCH,
     };
+    let (spilled, stack_bias) = (at.spills, at.stack_bias);
     let g = &mut uc.uc_mcontext.gregs;
     for (bit, reg, slot) in [
         (SPILLS_RAX, libc::REG_RAX, ctx.spill_rax),
@@ -477,6 +477,14 @@ fn redirect(
     ] {
         if spilled & bit != 0 {
             g[reg as usize] = slot as i64;
+        }
+    }
+    if spilled & SPILLS_SCRATCH != 0 {
+        if let Some(&(greg, _)) = GREG_OF_GPR
+            .iter()
+            .find(|&&(_, idx)| idx == usize::from(at.scratch))
+        {
+            g[greg as usize] = ctx.spill_scratch as i64;
         }
     }
     let rsp = g[libc::REG_RSP as usize] as u64;
@@ -530,7 +538,7 @@ extern "C" fn host_handler(sig: i32, info: *mut libc::siginfo_t, ucv: *mut libc:
     let stepping_trap = sig == libc::SIGTRAP && ctx.stepping != 0 && info.si_code == 2; // TRAP_TRACE
     if stepping_trap {
         match locate(pc) {
-            Some((gpc, true, _)) => redirect(ctx, uc, gpc, (0, 0)),
+            Some((gpc, true, at)) => redirect(ctx, uc, gpc, at),
             Some(_) => {}
             // Still leaving the runtime towards the block (see
             // `step_to_boundary`): keep stepping.

@@ -14,6 +14,9 @@ pub struct ContextLayout {
     pub spill_rcx: u32,
     /// Spill slot for guest `rdx`.
     pub spill_rdx: u32,
+    /// Spill slot for the scratch register that holds the absolute
+    /// address of a RIP-relative operand out of the cache's reach.
+    pub spill_scratch: u32,
     /// Guest target of an indirect branch that missed the lookup table.
     pub ibl_target: u32,
     /// Holds the address of the runtime entry taken by exit stubs
@@ -54,6 +57,7 @@ impl ContextLayout {
         spill_rax: 0x08,
         spill_rcx: 0x10,
         spill_rdx: 0x18,
+        spill_scratch: 0x98,
         ibl_target: 0x20,
         enter_exit: 0x30,
         enter_ibl_miss: 0x38,

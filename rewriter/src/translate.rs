@@ -21,8 +21,8 @@ use crate::emit::{rel32_for, Emitter, Gpr};
 use crate::instrument::{Arithmetic, MoveSide, Plan};
 use crate::layout::ContextLayout;
 use iced_x86::{
-    Code, ConditionCode, Decoder, DecoderOptions, Encoder, FlowControl, Instruction, MemoryOperand,
-    OpKind, Register,
+    Code, ConditionCode, Decoder, DecoderOptions, Encoder, FlowControl, Instruction,
+    InstructionInfoFactory, MemoryOperand, OpKind, Register,
 };
 
 /// A block never holds more guest instructions than this.
@@ -142,6 +142,9 @@ pub struct InsnMapEntry {
     /// before the lookup's target reads them: a `ret` pops, a `call`
     /// pushes).
     pub stack_bias: i16,
+    /// With [`SPILLS_SCRATCH`]: the number of the register (0 = `rax` …
+    /// 15 = `r15`) whose guest value is in the scratch slot.
+    pub scratch: u8,
 }
 
 /// [`InsnMapEntry::spills`]: guest `rax` is in its spill slot.
@@ -156,6 +159,10 @@ pub const SPILLS_RAX_STACK: u8 = 8;
 /// [`InsnMapEntry::spills`]: guest `rcx` is at `[rsp + stack_bias +`
 /// [`LOOKUP_SLOT_RCX`]`]`.
 pub const SPILLS_RCX_STACK: u8 = 16;
+/// [`InsnMapEntry::spills`]: the guest value of register
+/// [`InsnMapEntry::scratch`] is in the scratch slot (it holds the absolute
+/// address of a RIP-relative operand out of the cache's reach).
+pub const SPILLS_SCRATCH: u8 = 32;
 /// Where an indirect-branch lookup leaves guest `rax` for its target,
 /// relative to the target's `rsp`: below the guest's red zone (128
 /// bytes), which the System V ABI lets a signal handler overwrite at any
@@ -425,6 +432,7 @@ pub fn translate_native_call(
         boundary: false,
         spills: 0,
         stack_bias: 0,
+        scratch: 0,
     });
     let l = *layout;
     let signals = t.e.jne_if_gs32_nonzero_placeholder(l.pending_signals);
@@ -545,6 +553,7 @@ impl<'a> Translator<'a> {
             boundary: true,
             spills,
             stack_bias: 0,
+            scratch: 0,
         });
     }
 
@@ -557,6 +566,7 @@ impl<'a> Translator<'a> {
             boundary: false,
             spills,
             stack_bias,
+            scratch: 0,
         });
     }
 
@@ -966,8 +976,10 @@ impl<'a> Translator<'a> {
     /// Encodes `i` at the current cache address and emits it; fails only
     /// when a RIP-relative operand is out of reach from here.
     fn encode_here(&mut self, i: &Instruction) -> Result<(), iced_x86::IcedError> {
-        let len = self.encoder.encode(i, self.e.pc())?;
+        let r = self.encoder.encode(i, self.e.pc());
+        // Taken on failure too: the encoder leaves the failed bytes there.
         let buf = self.encoder.take_buffer();
+        let len = r?;
         debug_assert_eq!(buf.len(), len);
         self.e.bytes(&buf);
         Ok(())
@@ -999,8 +1011,7 @@ impl<'a> Translator<'a> {
         self.e.store_gs(l.spill_rcx, Gpr::RCX);
         self.e.store_gs(l.spill_rdx, Gpr::RDX);
         if src == MoveSide::Memory {
-            let mem = memory_operand_of(insn, Register::None);
-            self.asm(Instruction::with2(Lea_r64_m, RCX, mem));
+            self.lea_of_operand(RCX, insn);
             self.asm(Instruction::with2(Mov_rm64_r64, gs(l.spill_tmp), RCX));
         }
         // rax = index of source lane `lane` (zero-extended).
@@ -1271,11 +1282,7 @@ impl<'a> Translator<'a> {
     /// <operand>` (re-encoded here, so RIP-relative operands stay right),
     /// then the shadow mask applied.
     fn shadow_address_in_rax(&mut self, insn: &Instruction) -> Result<(), TranslateError> {
-        let mem = memory_operand_of(insn, Register::None);
-        let lea = Instruction::with2(Code::Lea_r64_m, Register::RAX, mem)
-            .expect("lea rax, m is encodable");
-        self.encode_here(&lea)
-            .map_err(|_| TranslateError::OutOfReach(insn.ip()))?;
+        self.lea_of_operand(Register::RAX, insn);
         if insn.segment_prefix() == Register::FS {
             // Thread-local data: the ABI keeps the thread pointer (the fs
             // base) at fs:0.
@@ -1308,26 +1315,106 @@ impl<'a> Translator<'a> {
     /// Copies a guest instruction, re-encoding it at the cache address when
     /// it has a RIP-relative operand.
     fn copy(&mut self, insn: &Instruction, bytes: &[u8]) -> Result<(), TranslateError> {
-        if insn.is_ip_rel_memory_operand() {
-            self.encode_here(insn)
-                .map_err(|_| TranslateError::OutOfReach(insn.ip()))?;
-        } else {
+        if !insn.is_ip_rel_memory_operand() {
             self.e.bytes(bytes);
+            return Ok(());
         }
+        if self.encode_here(insn).is_ok() {
+            return Ok(());
+        }
+        self.copy_absolute(insn)
+    }
+
+    /// Copies `insn`, whose RIP-relative operand is out of rel32 reach of
+    /// the cache address (data more than 2 GiB from where the block could
+    /// be placed, or code far from any free cache memory), with the
+    /// operand's absolute address in a scratch register the instruction
+    /// does not use, spilled to the context around it:
+    /// `mov gs:[scratch], r; mov r, imm64; <insn with [r]>; mov r,
+    /// gs:[scratch]`. Flags are untouched.
+    fn copy_absolute(&mut self, insn: &Instruction) -> Result<(), TranslateError> {
+        let out = || TranslateError::OutOfReach(insn.ip());
+        if insn.memory_base() != Register::RIP {
+            return Err(out()); // EIP-relative (addr32): not rewritten
+        }
+        let scratch = scratch_register(insn).ok_or_else(out)?;
+        let gpr = Gpr(scratch.number() as u8);
+        let slot = self.layout.spill_scratch;
+        let (spills, stack_bias) = self
+            .insn_map
+            .last()
+            .filter(|e| e.guest_pc == insn.ip())
+            .map_or((0, 0), |e| (e.spills, e.stack_bias));
+        self.e.store_gs(slot, gpr);
+        self.insn_map.push(InsnMapEntry {
+            cache_off: self.e.offset() as u32,
+            guest_pc: insn.ip(),
+            boundary: false,
+            spills: spills | SPILLS_SCRATCH,
+            stack_bias,
+            scratch: gpr.0,
+        });
+        self.e.mov_imm64(gpr, insn.ip_rel_memory_address());
+        let mut absolute = *insn;
+        absolute.set_memory_base(scratch);
+        absolute.set_memory_displacement64(0);
+        absolute.set_memory_displ_size(0);
+        self.encode_here(&absolute).map_err(|_| out())?;
+        self.e.load_gs(gpr, slot);
         Ok(())
     }
 
     /// `mov rcx, <operand of the indirect call/jmp>`.
     fn load_target_into_rcx(&mut self, insn: &Instruction) -> Result<(), TranslateError> {
-        let mov = if insn.op0_kind() == OpKind::Register {
-            Instruction::with2(Code::Mov_r64_rm64, Register::RCX, insn.op0_register())
-        } else {
-            let mem = memory_operand_of(insn, insn.segment_prefix());
-            Instruction::with2(Code::Mov_r64_rm64, Register::RCX, mem)
+        if insn.op0_kind() == OpKind::Register {
+            self.asm(Instruction::with2(
+                Code::Mov_r64_rm64,
+                Register::RCX,
+                insn.op0_register(),
+            ));
+            return Ok(());
         }
-        .expect("mov rcx, r/m64 is always encodable");
-        self.encode_here(&mov)
-            .map_err(|_| TranslateError::OutOfReach(insn.ip()))
+        let mem = memory_operand_of(insn, insn.segment_prefix());
+        let mov = Instruction::with2(Code::Mov_r64_rm64, Register::RCX, mem)
+            .expect("mov rcx, m64 is always encodable");
+        if self.encode_here(&mov).is_ok() {
+            return Ok(());
+        }
+        // A slot out of reach: its absolute address, then the load.
+        if insn.memory_base() != Register::RIP {
+            return Err(TranslateError::OutOfReach(insn.ip()));
+        }
+        self.e.mov_imm64(Gpr::RCX, insn.ip_rel_memory_address());
+        let at_rcx = MemoryOperand::new(
+            Register::RCX,
+            Register::None,
+            1,
+            0,
+            0,
+            false,
+            insn.segment_prefix(),
+        );
+        self.asm(Instruction::with2(
+            Code::Mov_r64_rm64,
+            Register::RCX,
+            at_rcx,
+        ));
+        Ok(())
+    }
+
+    /// `lea reg, <insn's memory operand>`, re-encoded here so RIP-relative
+    /// operands stay right; their absolute address as an immediate when
+    /// out of reach from here.
+    fn lea_of_operand(&mut self, reg: Register, insn: &Instruction) {
+        let mem = memory_operand_of(insn, Register::None);
+        let lea = Instruction::with2(Code::Lea_r64_m, reg, mem).expect("lea r64, m is encodable");
+        if self.encode_here(&lea).is_err() {
+            self.asm(Instruction::with2(
+                Code::Mov_r64_imm64,
+                reg,
+                insn.ip_rel_memory_address(),
+            ));
+        }
     }
 
     /// The inline indirect-branch lookup and jump. On entry guest `rcx` is
@@ -1373,11 +1460,14 @@ impl<'a> Translator<'a> {
                     mask[k] = 0xff;
                 }
             }
-            // mov rax, [rip + word]
-            let field = self.e.rip_placeholder(&[0x48, 0x8b, 0x05]);
-            let rel =
-                rel32_for(self.e.pc() - 4, word).ok_or(TranslateError::OutOfReach(guest_pc))?;
-            self.e.code[field..field + 4].copy_from_slice(&rel.to_le_bytes());
+            // mov rax, [rip + word]; out of reach: mov rax, word; mov rax, [rax]
+            if let Some(rel) = rel32_for(self.e.pc() + 3, word) {
+                let field = self.e.rip_placeholder(&[0x48, 0x8b, 0x05]);
+                self.e.code[field..field + 4].copy_from_slice(&rel.to_le_bytes());
+            } else {
+                self.e.mov_imm64(Gpr::RAX, word);
+                self.e.bytes(&[0x48, 0x8b, 0x00]);
+            }
             if mask != [0xff; 8] {
                 // and rax, [rip + mask]
                 let lit = self.e.rip_placeholder(&[0x48, 0x23, 0x05]);
@@ -1435,6 +1525,7 @@ impl<'a> Translator<'a> {
             boundary: false,
             spills: SPILLS_RAX_STACK | SPILLS_RCX_STACK,
             stack_bias: 0,
+            scratch: 0,
         });
         // rcx − guest_pc, from rax = !guest_pc; on a miss, back to the
         // target, out of line. The key is an immediate: loading the
@@ -1505,6 +1596,26 @@ impl<'a> Translator<'a> {
         }
         literals_start
     }
+}
+
+/// A general register `insn` does not use, explicitly or implicitly, to
+/// hold the absolute address of its memory operand.
+fn scratch_register(insn: &Instruction) -> Option<Register> {
+    let mut factory = InstructionInfoFactory::new();
+    let used: Vec<Register> = factory
+        .info(insn)
+        .used_registers()
+        .iter()
+        .map(|u| u.register())
+        .filter(|r| r.is_gpr())
+        .map(|r| r.full_register())
+        .collect();
+    use Register::*;
+    [
+        R11, R10, R9, R8, RBX, RSI, RDI, RBP, R12, R13, R14, R15, RDX, RCX, RAX,
+    ]
+    .into_iter()
+    .find(|r| !used.contains(r))
 }
 
 /// `gs:[disp]`, an operand in the thread context.

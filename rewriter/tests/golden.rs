@@ -7,11 +7,11 @@
 //! `DGAD_BLESS=1` to rewrite the files from the current translator (and
 //! refresh the guest disassembly comments); review the diff like code.
 
-use iced_x86::{Decoder, DecoderOptions, Formatter, IntelFormatter};
+use iced_x86::{Decoder, DecoderOptions, Formatter, IntelFormatter, Register};
 use rewriter::translate::{
     translate_block, translate_native_call, ExitKind, TranslateOptions, Translation,
     LOOKUP_SLOT_RAX, LOOKUP_SLOT_RCX, SPILLS_RAX, SPILLS_RAX_STACK, SPILLS_RCX, SPILLS_RCX_STACK,
-    SPILLS_RDX,
+    SPILLS_RDX, SPILLS_SCRATCH,
 };
 
 /// The wrapper address of `# mode: native-call` cases.
@@ -120,6 +120,10 @@ fn render(t: &Translation, cache_pc: u64) -> String {
                 (
                     SPILLS_RCX_STACK,
                     format!("rcx@[rsp{:+}]", bias as i32 + LOOKUP_SLOT_RCX),
+                ),
+                (
+                    SPILLS_SCRATCH,
+                    format!("{:?}@scratch", Register::RAX + u32::from(e.scratch)).to_lowercase(),
                 ),
             ];
             let spilled: Vec<String> = names

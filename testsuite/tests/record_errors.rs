@@ -287,6 +287,31 @@ fn partial_writes_keep_the_indices_they_do_not_overwrite() {
     assert_eq!(cmov, 2.0 * x, "cmov with a false condition: d(x*x)/dx");
 }
 
+/// RIP-relative operands out of the code cache's reach (code in the middle
+/// of a JIT-style 3 GiB reservation, whose translations live far away, and
+/// an operand 1.98 GiB from its code) have their shadows read and written
+/// at their real addresses (an older dgad stopped with exit 125).
+#[test]
+fn rip_relative_operands_out_of_the_caches_reach_keep_their_derivatives() {
+    let prog = build("far_operands.c", &[]);
+    let x = 1.25f64;
+    let inv = Invocation::new(&prog).arg(x.to_string());
+    let native = run_native(&inv, None);
+    let scratch = ScratchDir::new("record-far-operands");
+    let dir = scratch.path().join("run");
+    record_as_natively(&inv, &dir, &native);
+    let expected = [2.0 * x, -1.0 / (x * x), 6.0, 2.0 * x];
+    for (k, want) in expected.iter().enumerate() {
+        let bars: String = (0..4).map(|j| if j == k { "1\n" } else { "0\n" }).collect();
+        let got = gradient(&dir, &bars)[0];
+        assert!(
+            (got - want).abs() <= 1e-15 * want.abs(),
+            "dy{}/dx: {got} vs {want}",
+            k + 1
+        );
+    }
+}
+
 /// The tape writer thread (400,000 blocks hand it about 50 chunks) leaves
 /// byte for byte the files the recording thread writes itself with
 /// `DGAD_TAPE_WRITER=0`, and the gradient is right.

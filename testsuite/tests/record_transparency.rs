@@ -39,6 +39,7 @@ const PROGRAMS: &[(&str, &[&str])] = &[
     ("c/signal_pairs.c", &[]),
     ("c/alignment_check.c", &[]),
     ("c/restart_rules.c", &[]),
+    ("c/far_code.c", &[]),
     ("cxx/exceptions.cpp", &[]),
     ("cxx/containers.cpp", &[]),
 ];

@@ -96,6 +96,7 @@ c_family_tests! {
     c_signal_pairs = Program::new("c/signal_pairs.c");
     c_alignment_check = Program::new("c/alignment_check.c");
     c_restart_rules = Program::new("c/restart_rules.c");
+    c_far_code = Program::new("c/far_code.c");
     // The benchmark size would make -O0 under a slow mode take minutes.
     c_stencil = Program::new("c/stencil.c").args(&["96", "40"]);
     cxx_exceptions = Program::new("cxx/exceptions.cpp");
