@@ -324,16 +324,7 @@ impl CodeCache {
                 bytes.into_boxed_slice()
             }),
         }));
-        let desc = &CHUNKS[ci];
-        let n = desc.count.load(Ordering::Relaxed);
-        if n < CHUNK_BLOCK_SLOTS {
-            // SAFETY: the index has CHUNK_BLOCK_SLOTS slots; slot n is unused.
-            unsafe {
-                *(desc.index.load(Ordering::Relaxed) as *mut u64).add(n) =
-                    block as *const Block as u64
-            };
-            desc.count.store(n + 1, Ordering::Release);
-        }
+        publish(ci, block);
         self.blocks.insert(guest_pc, block);
         self.by_pc.insert(guest_pc, block);
         // Branches to code translated already are linked now rather than
@@ -378,7 +369,11 @@ impl CodeCache {
     /// Links the branch whose rel32 field is at `field` (belonging to the
     /// exit whose record is at `record`) to `block`, if in reach.
     pub fn link(&mut self, field: u64, record: u64, block: &'static Block) {
-        let Some(rel) = rewriter::translate::link_field_value(field, block.entry) else {
+        let rel = rewriter::translate::link_field_value(field, block.entry).or_else(|| {
+            let via = self.trampoline(field, block)?;
+            rewriter::translate::link_field_value(field, via)
+        });
+        let Some(rel) = rel else {
             return;
         };
         // SAFETY: `field` is the rel32 field of a patchable branch of a
@@ -389,6 +384,54 @@ impl CodeCache {
             .or_default()
             .push((field, record - EXIT_STUB_LEN as u64));
         STATS.links.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A `jmp [rip]` to `block`'s entry, with the address after it, in the
+    /// chunk of the branch field `field`: how a branch links to a block of
+    /// a chunk out of its rel32 reach (code in a chunk placed anywhere,
+    /// decision 27). It is published as a block of its own, one guest
+    /// boundary at `block`'s first instruction, so that a signal arriving
+    /// there is delivered as at that instruction. Unlinking the branch
+    /// leaves it unused.
+    fn trampoline(&mut self, field: u64, block: &'static Block) -> Option<u64> {
+        let n = CHUNK_COUNT.load(Ordering::Relaxed);
+        let ci = (0..n).find(|&ci| {
+            let base = CHUNKS[ci].base.load(Ordering::Relaxed);
+            (base..base + CHUNK_BYTES).contains(&field)
+        })?;
+        if !self.has_room(ci, 16) {
+            return None;
+        }
+        let at = self.cursors[ci].next_multiple_of(16);
+        let mut code = [0u8; 14];
+        code[..6].copy_from_slice(&[0xff, 0x25, 0, 0, 0, 0]);
+        code[6..].copy_from_slice(&block.entry.to_le_bytes());
+        // SAFETY: [at, at + 14) is free cache memory in chunk `ci`, RWX,
+        // owned by the cache lock we hold; no branch reaches it yet.
+        unsafe { core::ptr::copy_nonoverlapping(code.as_ptr(), at as *mut u8, code.len()) };
+        self.cursors[ci] = at + code.len() as u64;
+        let boundary = InsnMapEntry {
+            cache_off: 0,
+            guest_pc: block.guest_start,
+            boundary: true,
+            spills: 0,
+            stack_bias: 0,
+            scratch: 0,
+        };
+        publish(
+            ci,
+            Box::leak(Box::new(Block {
+                guest_start: block.guest_start,
+                guest_end: block.guest_start,
+                cache_start: at,
+                entry: at,
+                lookup_entry: at,
+                cache_len: code.len() as u64,
+                insn_map: Box::new([boundary]),
+                guest_bytes: None,
+            })),
+        );
+        Some(at)
     }
 
     /// Forgets every block overlapping `[start, end)` and unlinks branches
@@ -510,6 +553,20 @@ impl CodeCache {
     /// Takes the place of the cache's own state in a child after `fork`:
     /// nothing to do, the copy is consistent because the lock was held.
     pub fn fork_child(&mut self) {}
+}
+
+/// Makes `block`, the latest code of chunk `ci`, findable by
+/// [`find_block`].
+fn publish(ci: usize, block: &'static Block) {
+    let desc = &CHUNKS[ci];
+    let n = desc.count.load(Ordering::Relaxed);
+    if n < CHUNK_BLOCK_SLOTS {
+        // SAFETY: the index has CHUNK_BLOCK_SLOTS slots; slot n is unused.
+        unsafe {
+            *(desc.index.load(Ordering::Relaxed) as *mut u64).add(n) = block as *const Block as u64
+        };
+        desc.count.store(n + 1, Ordering::Release);
+    }
 }
 
 /// Whether `pc` lies in cache memory.

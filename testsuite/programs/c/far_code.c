@@ -10,7 +10,10 @@
  *    register's address) and the guest pc; rewritten code must be noticed.
  * 2. A RIP-relative operand ~1.98 GiB from its code (legal for rel32),
  *    above and below: the cache near the code may be out of its reach.
- * An older dgad stopped with "no code-cache memory within reach" (1) and
+ * 3. Code as in 1, but 1.75 GiB from the program, calling and jumping to
+ *    its functions with rel32 branches: their translations are out of
+ *    each other's reach and link through a trampoline.
+ * An older dgad stopped with "no code-cache memory within reach" (1, 3) and
  * "RIP-relative operand out of reach of the code cache" (2), exit 125. */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -180,9 +183,53 @@ static void far_data(long direction)
     munmap(data, 4096);
 }
 
+/* sub rsp, 8; call rel32 twice; add rsp, 8; add rax, 1; ret
+ * and  jmp rel32 twice */
+static void crowded_near_the_program(void)
+{
+    /* Below the program (its heap is above it), ending 256–512 MiB below
+     * its code so that the middle of the reservation is ~1.75 GiB away. */
+    size_t len = 3UL << 30;
+    unsigned char *r = MAP_FAILED;
+    for (uintptr_t gap = 256UL << 20; gap <= 512UL << 20 && r == MAP_FAILED; gap += 64UL << 20) {
+        uintptr_t end = ((uintptr_t)twice & ~((1UL << 21) - 1)) - gap;
+        r = mmap((void *)(end - len), len, PROT_NONE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+        if (r != MAP_FAILED && r != (unsigned char *)(end - len)) {
+            munmap(r, len); /* a kernel without MAP_FIXED_NOREPLACE */
+            r = MAP_FAILED;
+        }
+    }
+    if (r == MAP_FAILED) {
+        perror("mmap below the program");
+        return;
+    }
+    unsigned char *code = r + len / 2;
+    if (mprotect(code, 4096, PROT_READ | PROT_WRITE | PROT_EXEC) != 0) {
+        perror("mprotect");
+        return;
+    }
+    static const unsigned char call[] = {0x48, 0x83, 0xec, 0x08, 0xe8, 0, 0, 0, 0,
+                                         0x48, 0x83, 0xc4, 0x08, 0x48, 0x83, 0xc0, 0x01, 0xc3};
+    memcpy(code, call, sizeof call);
+    int32_t rel = (int32_t)((unsigned char *)twice - (code + 9));
+    memcpy(code + 5, &rel, sizeof rel);
+    code[64] = 0xe9;
+    rel = (int32_t)((unsigned char *)twice - (code + 64 + 5));
+    memcpy(code + 65, &rel, sizeof rel);
+    long (*via_call)(long) = (long (*)(long))code;
+    long (*via_jmp)(long) = (long (*)(long))(code + 64);
+    long sum = 0;
+    for (long i = 0; i < 100000; i++)
+        sum += via_call(i) + via_jmp(i);
+    printf("rel32 calls and jumps 1.75 GiB into the program: %ld\n", sum);
+    munmap(r, len);
+}
+
 int main(void)
 {
     crowded_code();
+    crowded_near_the_program();
     far_data(1);
     far_data(-1);
     printf("END far_code\n");
