@@ -39,6 +39,7 @@ pub mod fds;
 pub mod init;
 pub mod lock;
 pub mod log;
+pub mod memfns;
 pub mod record;
 pub mod signals;
 pub mod stats;

@@ -861,6 +861,8 @@ pub struct Program {
     pub libraries: &'static [&'static str],
     /// Arguments after the libraries.
     pub args: &'static [&'static str],
+    /// Linker flags after the source.
+    pub link_args: &'static [&'static str],
     /// The exit status the program is meant to end with.
     pub expected_status: i32,
 }
@@ -872,8 +874,14 @@ impl Program {
             source,
             libraries: &[],
             args: &[],
+            link_args: &[],
             expected_status: 0,
         }
+    }
+
+    /// Sets linker flags (after the source).
+    pub const fn link_args(self, link_args: &'static [&'static str]) -> Program {
+        Program { link_args, ..self }
     }
 
     /// Sets the arguments.
@@ -903,7 +911,14 @@ impl Program {
 /// Builds `program` with `compiler` at `opt`, checks that its native run
 /// completes as intended, and that it behaves the same under dgad.
 pub fn check_program(program: &Program, compiler: Compiler, opt: OptLevel) {
-    let executable = build_program(program.source, compiler, opt);
+    let link: Vec<OsString> = program.link_args.iter().map(OsString::from).collect();
+    let executable = build_program_at(
+        &programs_dir().join(program.source),
+        compiler,
+        opt,
+        &[],
+        &link,
+    );
     let invocation = Invocation::new(&executable)
         .args(
             program
