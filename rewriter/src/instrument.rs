@@ -915,10 +915,20 @@ fn vector_move(insn: &Instruction, flags_free: bool) -> Option<Plan> {
 /// For each instruction of a straight-line run, whether the status flags
 /// are dead just before it. Flags are taken as live at the end of the run
 /// (the successor is unknown) and at side exits, dead before a call or a
-/// return (the ABI passes none), and shifts or rotates by `cl` do not count
-/// as writing them (a zero count leaves them unchanged).
+/// return (the ABI passes none) — except a return in a run that restores
+/// the flags with `popf`: that is how code called asynchronously returns
+/// to the instruction it interrupted (Go's `asyncPreempt`, injected by its
+/// signal handler between a `cmp` and its `jl`, ends `popfq; pop rbp;
+/// ret`). Shifts or rotates by `cl` do not count as writing the flags (a
+/// zero count leaves them unchanged).
 pub fn flags_dead_before(insns: &[Instruction]) -> Vec<bool> {
     const STATUS: u32 = 0x3f; // OF SF ZF AF CF PF in iced's RflagsBits
+    let restores_flags = insns.iter().any(|i| {
+        matches!(
+            i.mnemonic(),
+            Mnemonic::Popf | Mnemonic::Popfd | Mnemonic::Popfq
+        )
+    });
     let mut live = STATUS;
     let mut dead = vec![false; insns.len()];
     for (i, insn) in insns.iter().enumerate().rev() {
@@ -937,14 +947,14 @@ pub fn flags_dead_before(insns: &[Instruction]) -> Vec<bool> {
         ) && (0..insn.op_count()).all(|k| insn.op_kind(k) != OpKind::Immediate8);
         if matches!(
             insn.flow_control(),
-            iced_x86::FlowControl::Call
-                | iced_x86::FlowControl::IndirectCall
-                | iced_x86::FlowControl::Return
-        ) {
+            iced_x86::FlowControl::Call | iced_x86::FlowControl::IndirectCall
+        ) || insn.flow_control() == iced_x86::FlowControl::Return && !restores_flags
+        {
             // The calling convention: no flags are passed to a callee or
-            // back to the caller (the lookup of returns relies on it too,
-            // decision 15).
+            // back to the caller.
             live = 0;
+        } else if insn.flow_control() == iced_x86::FlowControl::Return {
+            live = STATUS;
         }
         if insn.flow_control() == iced_x86::FlowControl::ConditionalBranch {
             // A side exit: its target may read any flag.

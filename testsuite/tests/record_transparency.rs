@@ -40,6 +40,7 @@ const PROGRAMS: &[(&str, &[&str])] = &[
     ("c/alignment_check.c", &[]),
     ("c/restart_rules.c", &[]),
     ("c/far_code.c", &[]),
+    ("c/async_preempt.c", &[]),
     ("cxx/exceptions.cpp", &[]),
     ("cxx/containers.cpp", &[]),
 ];

@@ -97,6 +97,7 @@ c_family_tests! {
     c_alignment_check = Program::new("c/alignment_check.c");
     c_restart_rules = Program::new("c/restart_rules.c");
     c_far_code = Program::new("c/far_code.c");
+    c_async_preempt = Program::new("c/async_preempt.c");
     // Exports its own memset & co., as sanitizer runtimes do.
     c_own_memfns = Program::new("c/own_memfns.c").link_args(&["-rdynamic"]);
     // The benchmark size would make -O0 under a slow mode take minutes.
