@@ -63,7 +63,8 @@ pub fn with_preload(envp: u64) -> Option<ExecEnv> {
 /// Whether the file `execve` is about to run (`path`, relative to `dirfd`
 /// for `execveat`) is a statically linked ELF program: the kernel starts it
 /// without the dynamic loader, so `LD_PRELOAD` cannot bring the runtime
-/// into it. Scripts, dynamic programs and unreadable files answer `false`.
+/// into it. Scripts, dynamic programs, the dynamic loader run as a program
+/// and unreadable files answer `false`.
 pub fn statically_linked(dirfd: i64, path: u64) -> bool {
     // SAFETY: `path` is the guest's NUL-terminated string (the kernel reads
     // it, and fails with EFAULT on a bad pointer).
@@ -104,11 +105,25 @@ pub fn statically_linked(dirfd: i64, path: u64) -> bool {
         let (phentsize, phnum) = (u16_at(&header, 54), u16_at(&header, 56));
         let mut table = [0u8; 64 * 56];
         let len = phentsize * phnum;
-        if phentsize >= 4 && len <= table.len() && pread(&mut table[..len], phoff) {
+        if phentsize >= 40 && len <= table.len() && pread(&mut table[..len], phoff) {
+            const PT_DYNAMIC: u32 = 2;
             const PT_INTERP: u32 = 3;
-            static_elf = !table[..len]
-                .chunks(phentsize)
-                .any(|ph| u32::from_le_bytes(ph[..4].try_into().unwrap()) == PT_INTERP);
+            let kind = |ph: &[u8]| u32::from_le_bytes(ph[..4].try_into().unwrap());
+            let u64_at = |b: &[u8], i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap());
+            let headers = || table[..len].chunks(phentsize);
+            // A shared object run as a program (the dynamic loader itself,
+            // `/lib64/ld-linux-x86-64.so.2 PROG`) has no interpreter either,
+            // but names itself (DT_SONAME) and honours LD_PRELOAD.
+            let names_itself = headers()
+                .find(|ph| kind(ph) == PT_DYNAMIC)
+                .is_some_and(|ph| {
+                    let mut dynamic = [0u8; 64 * 16];
+                    let n = (u64_at(ph, 32) as usize).min(dynamic.len()) & !15;
+                    const DT_SONAME: u64 = 14;
+                    pread(&mut dynamic[..n], u64_at(ph, 8))
+                        && dynamic[..n].chunks(16).any(|d| u64_at(d, 0) == DT_SONAME)
+                });
+            static_elf = !names_itself && !headers().any(|ph| kind(ph) == PT_INTERP);
         }
     }
     // SAFETY: closing the descriptor we opened.

@@ -384,7 +384,7 @@ fn exec(ctx: &mut ThreadCtx, path: u64, argv: u64, envp: u64, at: Option<(u64, u
         // SAFETY: the file opened, so `path` is a valid guest string.
         let shown = unsafe { core::ffi::CStr::from_ptr(path as *const libc::c_char) };
         crate::dgad_eprintln!(
-            "{} is statically linked: LD_PRELOAD cannot bring dgad into it, so it runs natively              (not translated, nothing recorded)",
+            "{} is statically linked: LD_PRELOAD cannot bring dgad into it, so it runs natively (not translated, nothing recorded)",
             shown.to_string_lossy()
         );
     }

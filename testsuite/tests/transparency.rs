@@ -288,30 +288,59 @@ fn system_bash_pipeline() {
 /// `LD_PRELOAD` cannot reach it, so it runs natively, with the same output
 /// and status, and dgad says so on stderr rather than leaving the user to
 /// wonder why nothing was translated or recorded.
+/// Both kinds: a classic static executable and a static PIE (no
+/// interpreter either, but a dynamic section, like the loader itself).
 #[test]
 fn statically_linked_child_runs_natively_with_a_note() {
-    let prog = testsuite::build_program_at(
-        &programs_dir().join("c/static_child.c"),
-        Compiler::Gcc,
-        OptLevel::O3,
-        &[],
-        &["-static".into()],
-    );
-    let script = format!("{} 7; echo \"status $?\"", prog.display());
+    for kind in ["-static", "-static-pie"] {
+        let prog = testsuite::build_program_at(
+            &programs_dir().join("c/static_child.c"),
+            Compiler::Gcc,
+            OptLevel::O3,
+            &[],
+            &[kind.into()],
+        );
+        let script = format!("{} 7; echo \"status $?\"", prog.display());
+        let invocation = Invocation::new("bash").args(["-c", &script]);
+        let native = run_native(&invocation, None);
+        let dgad = run_under_dgad(&invocation, None, &[]);
+        assert_eq!(dgad.stdout, native.stdout);
+        assert_eq!(dgad.status.code(), native.status.code());
+        assert!(
+            native.stdout_text().ends_with("status 3\n"),
+            "{kind}: {}",
+            native.stdout_text()
+        );
+        let stderr = String::from_utf8_lossy(&dgad.stderr);
+        assert!(
+            stderr.contains("static_child is statically linked"),
+            "{kind}: no note on stderr: {stderr}"
+        );
+    }
+}
+
+/// The dynamic loader run as a program (`ld.so PROG`, as `ldd` and some
+/// launchers do) has no interpreter of its own, like a static program, but
+/// honours `LD_PRELOAD`: PROG runs translated, and dgad must not call it
+/// statically linked (it did).
+#[test]
+fn dynamic_loader_run_as_a_program_is_not_taken_for_a_static_one() {
+    let loader = "/lib64/ld-linux-x86-64.so.2";
+    let script = format!("{loader} /bin/echo hi; {loader} /bin/true; true");
     let invocation = Invocation::new("bash").args(["-c", &script]);
-    let native = run_native(&invocation, None);
-    let dgad = run_under_dgad(&invocation, None, &[]);
-    assert_eq!(dgad.stdout, native.stdout);
-    assert_eq!(dgad.status.code(), native.status.code());
-    assert!(
-        native.stdout_text().ends_with("status 3\n"),
-        "{}",
-        native.stdout_text()
-    );
+    let native = assert_transparent(&invocation, None);
+    assert_eq!(native.stdout_text(), "hi\n");
+    let dgad = run_under_dgad(&invocation, None, &[("DGAD_STATS", "1")]);
     let stderr = String::from_utf8_lossy(&dgad.stderr);
     assert!(
-        stderr.contains("static_child is statically linked"),
-        "no note on stderr: {stderr}"
+        !stderr.contains("statically linked"),
+        "the loader was taken for a static program: {stderr}"
+    );
+    // bash and the loader running /bin/true (echo closes its stderr).
+    let translated = stderr.lines().filter(|l| l.contains("dgad: stats")).count();
+    assert_eq!(
+        translated, 2,
+        "PROG under the loader was not translated: {stderr}"
     );
 }
 
