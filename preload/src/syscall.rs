@@ -96,6 +96,7 @@ pub fn handle(ctx: &mut ThreadCtx) {
     let a = args(ctx);
     let next = ctx.regs.rip;
     let result = match nr {
+        _ if shadow_conflict(nr, &a) => -(libc::ENOMEM as i64),
         libc::SYS_exit_group => {
             crate::record::flush_all();
             crate::stats::report();
@@ -204,6 +205,50 @@ pub fn handle(ctx: &mut ThreadCtx) {
     if result == -(libc::EINTR as i64) {
         crate::signals::note_interrupted_syscall(ctx, nr, next);
     }
+}
+
+/// Record mode: whether system call `nr` (arguments `a`) would map, unmap,
+/// reprotect or advise memory outside the application ranges, where the
+/// shadow memory and the reserved gaps around it lie (`shadowmem`). A
+/// `MAP_FIXED` mapping there would replace shadow pages (derivatives of
+/// unrelated data lost, silently), so such calls fail with `ENOMEM`, with
+/// a note on stderr the first time. A hint or `MAP_FIXED_NOREPLACE`
+/// request there passes (the kernel places the mapping elsewhere or
+/// refuses), with the same note: a program that insists on such an
+/// address (the Java VM's ZGC heap at 4 TiB) fails for that reason.
+fn shadow_conflict(nr: i64, a: &[u64; 7]) -> bool {
+    if crate::init::config().mode != crate::init::Mode::Record {
+        return false;
+    }
+    let outside =
+        |addr: u64, len: u64| len != 0 && !shadowmem::is_app_range(addr, addr.saturating_add(len));
+    let (asked, refused) = match nr {
+        libc::SYS_mmap if a[1] != 0 && outside(a[1], a[2]) => {
+            (a[1], a[4] & libc::MAP_FIXED as u64 != 0)
+        }
+        libc::SYS_munmap | libc::SYS_mprotect | libc::SYS_madvise if outside(a[1], a[2]) => {
+            (a[1], true)
+        }
+        libc::SYS_mremap if outside(a[1], a[2]) => (a[1], true),
+        libc::SYS_mremap if a[4] & libc::MREMAP_FIXED as u64 != 0 && outside(a[5], a[3]) => {
+            (a[5], true)
+        }
+        _ => return false,
+    };
+    static NOTED: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+    if !NOTED.swap(true, core::sync::atomic::Ordering::Relaxed) {
+        let ranges: Vec<String> = shadowmem::APP_RANGES
+            .iter()
+            .map(|(lo, hi)| format!("{lo:#x}-{hi:#x}"))
+            .collect();
+        crate::dgad_eprintln!(
+            "record: the program asks for memory at {asked:#x}, where record mode keeps its \
+             shadow memory (program memory must lie in {}){}",
+            ranges.join(", "),
+            if refused { "; refused (ENOMEM)" } else { "" }
+        );
+    }
+    refused
 }
 
 /// Sets the registers the way the kernel leaves them after `syscall`.

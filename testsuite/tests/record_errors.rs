@@ -312,6 +312,34 @@ fn rip_relative_operands_out_of_the_caches_reach_keep_their_derivatives() {
     }
 }
 
+/// Memory calls of the program over record mode's shadow memory (a
+/// MAP_FIXED mapping, munmap, mprotect) fail with ENOMEM and a note, and
+/// the derivatives of data whose shadow lies there survive (an older dgad
+/// let them unmap or replace the shadow pages: a crash or zeros).
+#[test]
+fn memory_calls_over_the_shadow_memory_are_refused_with_a_note() {
+    let prog = build("shadow_range_maps.c", &[]);
+    let x = 1.5f64;
+    let inv = Invocation::new(&prog).arg(x.to_string());
+    let native = run_native(&inv, None);
+    let scratch = ScratchDir::new("record-shadow-range-maps");
+    let dir = scratch.path().join("run");
+    let out = record(&inv, &dir);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(out.stdout, native.stdout, "values differ");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for line in [
+        "MAP_FIXED: Cannot allocate memory",
+        "munmap: Cannot allocate memory",
+        "mprotect: Cannot allocate memory",
+        "hint: elsewhere",
+        "where record mode keeps its shadow memory",
+    ] {
+        assert!(stderr.contains(line), "no `{line}` on stderr:\n{stderr}");
+    }
+    assert_eq!(gradient(&dir, "1\n"), vec![2.0 * x], "d(x*x)/dx");
+}
+
 /// The tape writer thread (400,000 blocks hand it about 50 chunks) leaves
 /// byte for byte the files the recording thread writes itself with
 /// `DGAD_TAPE_WRITER=0`, and the gradient is right.
