@@ -432,8 +432,14 @@ fn report_guest_address(ctx: &mut ThreadCtx) {
     let guest = shadowmem::app_of(p.cr2);
     p.cr2 = guest;
     p.info.si_code = 1; // SEGV_MAPERR
-                        // SAFETY: siginfo_t for SIGSEGV stores si_addr right after the header.
-    unsafe { *((&mut p.info as *mut libc::siginfo_t as *mut u8).add(16) as *mut u64) = guest };
+    set_si_addr(&mut p.info, guest);
+}
+
+/// Sets `si_addr` of a fault's siginfo (SIGSEGV, SIGBUS, SIGILL, SIGFPE).
+fn set_si_addr(info: &mut libc::siginfo_t, addr: u64) {
+    // SAFETY: for these signals si_addr is the field right after the
+    // 16-byte header (signo, errno, code, padding) of the 128-byte struct.
+    unsafe { *((info as *mut libc::siginfo_t as *mut u8).add(16) as *mut u64) = addr };
 }
 
 /// Where in cache code `pc` is, in guest terms: the guest pc, whether the
@@ -563,6 +569,11 @@ extern "C" fn host_handler(sig: i32, info: *mut libc::siginfo_t, ucv: *mut libc:
             if fault && !exact {
                 report_guest_address(ctx);
             }
+            if fault && matches!(sig, libc::SIGILL | libc::SIGFPE) {
+                // The kernel names the faulting instruction: the guest's.
+                let last = pending_len(ctx) - 1;
+                set_si_addr(&mut ctx.pending[last].info, gpc);
+            }
             redirect(ctx, uc, gpc, spilled);
         }
         Some(_) => {
@@ -658,15 +669,23 @@ pub fn raise_fault(ctx: &mut ThreadCtx, sig: i32, addr: u64) {
     // SAFETY: an all-zero siginfo is valid; fields are filled below.
     let mut info: libc::siginfo_t = unsafe { core::mem::zeroed() };
     info.si_signo = sig;
-    info.si_code = 1; // SEGV_MAPERR
-                      // SAFETY: siginfo_t for SIGSEGV stores si_addr right after the header.
-    unsafe { *((&mut info as *mut libc::siginfo_t as *mut u8).add(16) as *mut u64) = addr };
+    // The kernel's report of an instruction fetch there: SEGV_ACCERR and
+    // a present page for mapped memory without execute permission,
+    // SEGV_MAPERR for none; the page-fault error code (user, fetch) and
+    // trap number 14 in the frame.
+    let mapped = sys::is_mapped(addr);
+    info.si_code = if mapped { 2 } else { 1 };
+    set_si_addr(&mut info, addr);
     ctx.regs.rip = addr;
     with_signals_blocked(|| {
         queue(ctx, sig, &info, None);
         // Move the fault to the front: it is synchronous.
         let n = pending_len(ctx);
         ctx.pending[..n].rotate_right(1);
+        let p = &mut ctx.pending[0];
+        p.err = 0x14 | u64::from(mapped);
+        p.trapno = 14;
+        p.cr2 = addr;
     });
     if guest_action(sig).handler <= 1 {
         die_of(sig);

@@ -261,6 +261,22 @@ pub fn gettid() -> i32 {
     unsafe { syscall3(libc::SYS_gettid, 0, 0, 0) as i32 }
 }
 
+/// Whether the page holding `addr` is mapped (with any protection).
+pub fn is_mapped(addr: u64) -> bool {
+    let mut vec = 0u8;
+    // SAFETY: mincore writes one byte for the one page asked about into
+    // our local; it fails with ENOMEM where nothing is mapped.
+    let r = unsafe {
+        syscall3(
+            libc::SYS_mincore,
+            addr & !4095,
+            4096,
+            &mut vec as *mut u8 as u64,
+        )
+    };
+    r == 0
+}
+
 /// Gives up the CPU for a moment.
 pub fn sched_yield() {
     // SAFETY: sched_yield has no arguments and touches no memory.

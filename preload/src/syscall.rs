@@ -170,12 +170,24 @@ pub fn handle(ctx: &mut ThreadCtx) {
         }
         libc::SYS_execve => exec(ctx, a[1], a[2], a[3], None),
         libc::SYS_execveat => exec(ctx, a[2], a[3], a[4], Some((a[1], a[5]))),
-        libc::SYS_arch_prctl if a[1] == 0x1001 || a[1] == 0x1004 => {
-            // ARCH_SET_GS / ARCH_GET_GS: %gs belongs to the runtime.
+        libc::SYS_arch_prctl if a[1] == 0x1001 => {
+            // ARCH_SET_GS: %gs belongs to the runtime.
             crate::dgad_eprintln!(
-                "the program uses %gs (arch_prctl), which dgad reserves; refusing it"
+                "the program sets its %gs base (arch_prctl), which dgad reserves; refusing it"
             );
             -(libc::EINVAL as i64)
+        }
+        libc::SYS_arch_prctl if a[1] == 0x1004 => {
+            // ARCH_GET_GS: the guest's base is 0, as the kernel starts it.
+            let zero = 0u64;
+            // SAFETY: copies our local to the guest's pointer; a bad one
+            // is caught (EFAULT, as the kernel answers).
+            let ok = unsafe { sys::safe_copy(a[2] as *mut u8, (&zero as *const u64).cast(), 8) };
+            if ok {
+                0
+            } else {
+                -(libc::EFAULT as i64)
+            }
         }
         libc::SYS_munmap | libc::SYS_mprotect | libc::SYS_mremap => {
             let r = passthrough(ctx);

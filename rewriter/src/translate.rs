@@ -601,6 +601,13 @@ impl<'a> Translator<'a> {
                 self.exit_stub(next, ExitKind::Cpuid, None);
                 return Ok(Flow::Ended);
             }
+            Code::Wrgsbase_r32 | Code::Wrgsbase_r64 => {
+                // %gs is the runtime's (its base is the thread context):
+                // the guest cannot have it.
+                self.map(insn.ip(), 0);
+                self.exit_stub(insn.ip(), ExitKind::Unsupported, None);
+                return Ok(Flow::Ended);
+            }
             Code::Xbegin_rel16 | Code::Xbegin_rel32 => {
                 // Transactions are never started: report an immediate abort
                 // (status 0: no retry hint) and continue at the fallback.
@@ -620,7 +627,15 @@ impl<'a> Translator<'a> {
                 if let Some(plan) = self.instrument.map(|plan| plan(insn, flags_dead)) {
                     self.instrument_inline(insn, plan)?;
                 }
-                self.copy(insn, bytes)?;
+                if matches!(insn.code(), Code::Rdgsbase_r32 | Code::Rdgsbase_r64) {
+                    // The guest's %gs base is 0, as the kernel starts every
+                    // process (the runtime refuses to change it); the
+                    // real one is the thread context's.
+                    let r32 = insn.op0_register().full_register32();
+                    self.asm(Instruction::with2(Code::Mov_r32_imm32, r32, 0u32));
+                } else {
+                    self.copy(insn, bytes)?;
+                }
                 // A trapping instruction (ud2, int3, hlt) ends the block, so
                 // the pc the kernel reports after it is a mapped boundary.
                 Ok(if insn.flow_control() == FlowControl::Exception {
@@ -1403,16 +1418,19 @@ impl<'a> Translator<'a> {
     }
 
     /// `lea reg, <insn's memory operand>`, re-encoded here so RIP-relative
-    /// operands stay right; their absolute address as an immediate when
-    /// out of reach from here.
+    /// operands stay right; the absolute address as an immediate when the
+    /// operand is out of reach from here or a 64-bit absolute one.
     fn lea_of_operand(&mut self, reg: Register, insn: &Instruction) {
         let mem = memory_operand_of(insn, Register::None);
         let lea = Instruction::with2(Code::Lea_r64_m, reg, mem).expect("lea r64, m is encodable");
         if self.encode_here(&lea).is_err() {
+            // Only an operand without base and index fails: RIP-relative
+            // (iced keeps the absolute target as its displacement) or a
+            // 64-bit absolute address (`mov rax, [moffs64]`).
             self.asm(Instruction::with2(
                 Code::Mov_r64_imm64,
                 reg,
-                insn.ip_rel_memory_address(),
+                insn.memory_displacement64(),
             ));
         }
     }

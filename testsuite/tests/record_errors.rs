@@ -289,8 +289,9 @@ fn partial_writes_keep_the_indices_they_do_not_overwrite() {
 
 /// RIP-relative operands out of the code cache's reach (code in the middle
 /// of a JIT-style 3 GiB reservation, whose translations live far away, and
-/// an operand 1.98 GiB from its code) have their shadows read and written
-/// at their real addresses (an older dgad stopped with exit 125).
+/// an operand 1.98 GiB from its code) and 64-bit absolute operands (moffs)
+/// have their shadows read and written at their real addresses (an older
+/// dgad stopped with exit 125).
 #[test]
 fn rip_relative_operands_out_of_the_caches_reach_keep_their_derivatives() {
     let prog = build("far_operands.c", &[]);
@@ -300,9 +301,11 @@ fn rip_relative_operands_out_of_the_caches_reach_keep_their_derivatives() {
     let scratch = ScratchDir::new("record-far-operands");
     let dir = scratch.path().join("run");
     record_as_natively(&inv, &dir, &native);
-    let expected = [2.0 * x, -1.0 / (x * x), 6.0, 2.0 * x];
+    let expected = [2.0 * x, -1.0 / (x * x), 6.0, 2.0 * x, 2.0 * x];
     for (k, want) in expected.iter().enumerate() {
-        let bars: String = (0..4).map(|j| if j == k { "1\n" } else { "0\n" }).collect();
+        let bars: String = (0..expected.len())
+            .map(|j| if j == k { "1\n" } else { "0\n" })
+            .collect();
         let got = gradient(&dir, &bars)[0];
         assert!(
             (got - want).abs() <= 1e-15 * want.abs(),

@@ -41,6 +41,7 @@ const PROGRAMS: &[(&str, &[&str])] = &[
     ("c/restart_rules.c", &[]),
     ("c/far_code.c", &[]),
     ("c/async_preempt.c", &[]),
+    ("c/fault_reports.c", &[]),
     ("cxx/exceptions.cpp", &[]),
     ("cxx/containers.cpp", &[]),
 ];

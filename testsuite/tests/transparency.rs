@@ -98,6 +98,7 @@ c_family_tests! {
     c_restart_rules = Program::new("c/restart_rules.c");
     c_far_code = Program::new("c/far_code.c");
     c_async_preempt = Program::new("c/async_preempt.c");
+    c_fault_reports = Program::new("c/fault_reports.c");
     // Exports its own memset & co., as sanitizer runtimes do.
     c_own_memfns = Program::new("c/own_memfns.c").link_args(&["-rdynamic"]);
     // The benchmark size would make -O0 under a slow mode take minutes.
@@ -317,6 +318,43 @@ fn statically_linked_child_runs_natively_with_a_note() {
             "{kind}: no note on stderr: {stderr}"
         );
     }
+}
+
+/// Runs `c/unsupported.c` with `what` natively (it completes) and under
+/// dgad, which must stop it with exit status 125 and one `dgad: fatal:`
+/// line naming the instruction (its disassembly starts with `disassembly`)
+/// at its module offset.
+fn stops_with_a_diagnostic(what: &str, disassembly: &str) {
+    let exe = testsuite::build_program("c/unsupported.c", Compiler::Gcc, OptLevel::O3);
+    let invocation = Invocation::new(&exe).arg(what);
+    let native = run_native(&invocation, None);
+    assert!(native.status.success(), "{what} natively: {native:?}");
+    let dgad = run_under_dgad(&invocation, None, &[]);
+    assert_eq!(dgad.status.code(), Some(125), "{what} under dgad: {dgad:?}");
+    let stderr = String::from_utf8_lossy(&dgad.stderr);
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("dgad: fatal: unsupported instruction at guest 0x"))
+        .unwrap_or_else(|| panic!("no diagnostic: {stderr}"));
+    let shown = line.rsplit("): ").next().unwrap_or("");
+    assert!(
+        line.contains("unsupported+0x") && shown.starts_with(disassembly),
+        "{line}"
+    );
+}
+
+#[test]
+fn a_32_bit_system_call_stops_with_a_diagnostic() {
+    stops_with_a_diagnostic("int80", "int 80h");
+}
+
+#[test]
+#[cfg_attr(
+    not(host_fsgsbase),
+    ignore = "this CPU has no FSGSBASE: wrgsbase cannot run natively here"
+)]
+fn setting_the_gs_base_stops_with_a_diagnostic() {
+    stops_with_a_diagnostic("wrgsbase", "wrgsbase ");
 }
 
 /// The dynamic loader run as a program (`ld.so PROG`, as `ldd` and some

@@ -194,8 +194,39 @@ fn vector_move(
     }
 }
 
+/// The ModRM form of a `mov` between the accumulator and a 64-bit
+/// absolute address (`moffs`), which has no form with a base register
+/// for the replay to redirect to the shadow.
+fn modrm_form(insn: &Instruction) -> Option<Instruction> {
+    use Code::*;
+    let (code, load) = match insn.code() {
+        Mov_AL_moffs8 => (Mov_r8_rm8, true),
+        Mov_AX_moffs16 => (Mov_r16_rm16, true),
+        Mov_EAX_moffs32 => (Mov_r32_rm32, true),
+        Mov_RAX_moffs64 => (Mov_r64_rm64, true),
+        Mov_moffs8_AL => (Mov_rm8_r8, false),
+        Mov_moffs16_AX => (Mov_rm16_r16, false),
+        Mov_moffs32_EAX => (Mov_rm32_r32, false),
+        Mov_moffs64_RAX => (Mov_rm64_r64, false),
+        _ => return None,
+    };
+    let reg = insn.op_register(if load { 0 } else { 1 });
+    // Any base other than the accumulator: the replay redirects it.
+    let mem = MemoryOperand::with_base_displ(Register::RBX, 0);
+    let mut i = if load {
+        Instruction::with2(code, reg, mem)
+    } else {
+        Instruction::with2(code, mem, reg)
+    }
+    .ok()?;
+    i.set_ip(insn.ip());
+    Some(i)
+}
+
 /// Generates the thunk: `fn(regfile, mem_shadow, kregs, rflags, selectors)`.
 fn build(t: &mut Thunks, insn: &Instruction) -> Option<u64> {
+    let normalized = modrm_form(insn);
+    let insn = normalized.as_ref().unwrap_or(insn);
     let mut factory = InstructionInfoFactory::new();
     let info = factory.info(insn);
     // Registers the instruction touches (explicitly or implicitly).

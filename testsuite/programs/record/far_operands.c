@@ -3,8 +3,11 @@
  * code range: its translations live far away, every RIP-relative operand
  * rewritten with an absolute address), and an operand 1.98 GiB from its
  * code. The shadows must be read and written at the operands' real
- * addresses. Usage: far_operands X; prints
- * y1 = x*x, y2 = 1/x, y3 = 3x + 3x (through a store and a load), y4 = x*x. */
+ * addresses. Also loads and stores with a 64-bit absolute address
+ * (`mov [moffs64], rax`, `mov rax, [moffs64]`: V8 emits them), whose
+ * shadow address has no `lea` form. Usage: far_operands X; prints
+ * y1 = x*x, y2 = 1/x, y3 = 3x + 3x (through a store and a load), y4 = x*x,
+ * y5 = x*x (stored and loaded through moffs64). */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <stdio.h>
@@ -64,6 +67,29 @@ static double times_far(double a, double b)
     return f(a);
 }
 
+/* movq rax, xmm0; mov [slot], rax; ret  and
+ * mov rax, [slot]; movq xmm0, rax; mulsd xmm0, xmm0; ret */
+static double square_through_moffs(double a)
+{
+    unsigned char *code = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
+                               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (code == MAP_FAILED)
+        return 0.0;
+    static uint64_t slot;
+    uint64_t at = (uint64_t)&slot;
+    static const unsigned char store[] = {0x66, 0x48, 0x0f, 0x7e, 0xc0, 0x48, 0xa3};
+    static const unsigned char load_tail[] = {0x66, 0x48, 0x0f, 0x6e, 0xc0, 0xf2, 0x0f, 0x59, 0xc0, 0xc3};
+    memcpy(code, store, sizeof store);
+    memcpy(code + sizeof store, &at, 8);
+    code[sizeof store + 8] = 0xc3;
+    code[64] = 0x48;
+    code[65] = 0xa1;
+    memcpy(code + 66, &at, 8);
+    memcpy(code + 74, load_tail, sizeof load_tail);
+    ((void (*)(double))code)(a);
+    return ((double (*)(void))(code + 64))();
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -86,10 +112,12 @@ int main(int argc, char **argv)
     ((void (*)(double))at(f_store))(3.0 * x);
     double y3 = ((double (*)(void))at(f_twice))();
     double y4 = times_far(x, x);
+    double y5 = square_through_moffs(x);
     DG_OUTPUTF(y1);
     DG_OUTPUTF(y2);
     DG_OUTPUTF(y3);
     DG_OUTPUTF(y4);
-    printf("%.17g\n%.17g\n%.17g\n%.17g\n", y1, y2, y3, y4);
+    DG_OUTPUTF(y5);
+    printf("%.17g\n%.17g\n%.17g\n%.17g\n%.17g\n", y1, y2, y3, y4, y5);
     return 0;
 }
