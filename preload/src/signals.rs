@@ -893,16 +893,10 @@ fn build_frame(ctx: &mut ThreadCtx, p: &PendingSignal, act: &KernelSigaction) {
     sp -= core::mem::size_of::<GuestFrame>() as u64;
     sp = ((sp + 8) & !15) - 8;
     let old_mask = set_mask(libc::SIG_BLOCK, None);
-    // SAFETY: the frame lies below the guest's stack pointer (past its red
-    // zone) or on its alternate stack, memory the guest gave for this.
-    unsafe {
-        core::ptr::copy_nonoverlapping(ctx.xsave.0.as_ptr(), fp as *mut u8, xsave_bytes);
-        let f = &mut *(sp as *mut GuestFrame);
-        core::ptr::write_bytes(
-            f as *mut GuestFrame as *mut u8,
-            0,
-            core::mem::size_of::<GuestFrame>(),
-        );
+    // SAFETY: GuestFrame is plain data, valid all zero.
+    let mut frame_image: GuestFrame = unsafe { core::mem::zeroed() };
+    {
+        let f = &mut frame_image;
         f.restorer = act.restorer;
         f.info = p.info;
         f.uc.uc_stack = alt;
@@ -919,7 +913,24 @@ fn build_frame(ctx: &mut ThreadCtx, p: &PendingSignal, act: &KernelSigaction) {
         g[REG_TRAPNO as usize] = p.trapno as i64;
         g[REG_CR2 as usize] = p.cr2 as i64;
         f.uc.uc_mcontext.fpregs = fp as *mut libc::_libc_fpstate;
-        *(&mut f.uc.uc_sigmask as *mut libc::sigset_t as *mut u64) = old_mask;
+        // SAFETY: the first 8 bytes of a sigset_t are the kernel's mask.
+        unsafe { *(&mut f.uc.uc_sigmask as *mut libc::sigset_t as *mut u64) = old_mask };
+    }
+    // SAFETY: both sources are ours and as long as copied; the guest memory
+    // written (below its stack pointer past the red zone, or its alternate
+    // stack) may be unwritable, which safe_copy reports instead of faulting.
+    let written = unsafe {
+        sys::safe_copy(fp as *mut u8, ctx.xsave.0.as_ptr(), xsave_bytes)
+            && sys::safe_copy(
+                sp as *mut u8,
+                (&frame_image as *const GuestFrame).cast(),
+                core::mem::size_of::<GuestFrame>(),
+            )
+    };
+    if !written {
+        // A stack overflow with no alternate stack: the kernel cannot
+        // push the frame either and kills the process with SIGSEGV.
+        die_of(libc::SIGSEGV);
     }
     let mut mask = old_mask | act.mask;
     if act.flags & libc::SA_NODEFER as u64 == 0 {

@@ -150,7 +150,7 @@ pub fn handle(ctx: &mut ThreadCtx) {
             if flags & libc::CLONE_VM as u64 != 0 {
                 crate::threads::clone_thread(ctx, nr, [a[1], a[2], 0, 0, 0], next)
             } else {
-                fork_like(ctx)
+                fork_like(ctx, &a)
             }
         }
         libc::SYS_vfork => {
@@ -159,7 +159,7 @@ pub fn handle(ctx: &mut ThreadCtx) {
             let flags = (libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD) as u64;
             crate::threads::clone_thread(ctx, libc::SYS_clone, [flags, 0, 0, 0, 0], next)
         }
-        libc::SYS_fork | libc::SYS_clone => fork_like(ctx),
+        libc::SYS_fork | libc::SYS_clone => fork_like(ctx, &a),
         libc::SYS_setrlimit if a[1] == libc::RLIMIT_AS as u64 => address_space_limit(a[2], 0),
         libc::SYS_getrlimit if a[1] == libc::RLIMIT_AS as u64 => address_space_limit(0, a[2]),
         libc::SYS_prlimit64
@@ -271,16 +271,50 @@ fn finish(ctx: &mut ThreadCtx, result: i64, next: u64) {
     ctx.regs.rip = next;
 }
 
-/// `fork` and `clone` without `CLONE_VM`: the child is a copy of this thread
-/// only, so no runtime lock may be held by another thread at that moment.
-fn fork_like(ctx: &mut ThreadCtx) -> i64 {
+/// `fork` and `clone`/`clone3` without `CLONE_VM` (system call `a[0]`,
+/// arguments `a[1..]`): the child is a copy of this thread only, so no
+/// runtime lock may be held by another thread at that moment. A new stack
+/// the guest gives the child is its stack from the child's first guest
+/// instruction on; the call itself runs without it, so that the child
+/// comes back here, in the runtime, on its copy of the runtime's stack.
+fn fork_like(ctx: &mut ThreadCtx, a: &[u64; 7]) -> i64 {
+    let mut call = *a;
+    let mut clone_args = [0u64; 16];
+    let child_sp = match a[0] as i64 {
+        libc::SYS_clone => core::mem::replace(&mut call[2], 0),
+        libc::SYS_clone3 if (64..=128).contains(&a[2]) => {
+            // struct clone_args: ... stack (5), stack_size (6), ...
+            let n = a[2] as usize;
+            // SAFETY: copies the guest's struct (n ≤ 128 bytes) into our
+            // local; a bad pointer is caught (the kernel answers EFAULT).
+            let copied =
+                unsafe { sys::safe_copy(clone_args.as_mut_ptr().cast(), a[1] as *const u8, n) };
+            if !copied {
+                return -(libc::EFAULT as i64);
+            }
+            let sp = if clone_args[5] != 0 {
+                clone_args[5] + clone_args[6]
+            } else {
+                0
+            };
+            clone_args[5] = 0;
+            clone_args[6] = 0;
+            call[1] = clone_args.as_ptr() as u64;
+            sp
+        }
+        _ => 0,
+    };
     let queue = crate::record::writer::fork_lock();
     let cache = crate::cache::CACHE.lock();
     crate::ALLOCATOR.fork_lock();
-    let r = passthrough(ctx);
+    // SAFETY: the guest's call, without its child stack (see above).
+    let r = unsafe { dgad_guarded_syscall(call.as_ptr(), &ctx.pending_len) };
     crate::ALLOCATOR.fork_unlock();
     drop(cache);
     drop(queue);
+    if r == 0 && child_sp != 0 {
+        ctx.regs.gpr[reg::RSP] = child_sp;
+    }
     if r == 0 {
         crate::init::refresh_pid();
         crate::record::after_fork_child(ctx);

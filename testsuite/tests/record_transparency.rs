@@ -42,6 +42,8 @@ const PROGRAMS: &[(&str, &[&str])] = &[
     ("c/far_code.c", &[]),
     ("c/async_preempt.c", &[]),
     ("c/fault_reports.c", &[]),
+    ("c/stack_overflow_no_altstack.c", &[]),
+    ("c/clone_stacks.c", &[]),
     ("cxx/exceptions.cpp", &[]),
     ("cxx/containers.cpp", &[]),
 ];

@@ -99,6 +99,8 @@ c_family_tests! {
     c_far_code = Program::new("c/far_code.c");
     c_async_preempt = Program::new("c/async_preempt.c");
     c_fault_reports = Program::new("c/fault_reports.c");
+    c_stack_overflow_no_altstack = Program::new("c/stack_overflow_no_altstack.c");
+    c_clone_stacks = Program::new("c/clone_stacks.c");
     // Exports its own memset & co., as sanitizer runtimes do.
     c_own_memfns = Program::new("c/own_memfns.c").link_args(&["-rdynamic"]);
     // The benchmark size would make -O0 under a slow mode take minutes.
