@@ -470,7 +470,7 @@ impl CodeCache {
     /// else (a JIT compiler's reservations fill the gigabyte around its
     /// code) one anywhere: the translator then rewrites RIP-relative
     /// operands with absolute addresses, and branches to blocks of other
-    /// chunks out of reach stay unlinked (each goes through the runtime).
+    /// chunks out of reach link through trampolines ([`Self::trampoline`]).
     fn chunk_near(&mut self, guest_pc: u64, need: u64) -> Option<usize> {
         let n = CHUNK_COUNT.load(Ordering::Relaxed);
         for ci in (0..n).rev() {
