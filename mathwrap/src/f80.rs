@@ -150,14 +150,14 @@ pub const DEFAULT_X87_CW: u16 = 0x037f;
 /// summary bits).
 const X87_FLAGS: u16 = 0xff;
 
-fn stmxcsr() -> u32 {
+pub(crate) fn stmxcsr() -> u32 {
     let mut v = 0u32;
     // SAFETY: stores MXCSR into our local.
     unsafe { asm!("stmxcsr dword ptr [{p}]", p = in(reg) &mut v, options(nostack)) };
     v
 }
 
-fn ldmxcsr(v: u32) {
+pub(crate) fn ldmxcsr(v: u32) {
     // SAFETY: loads a value the caller saved or the default one.
     unsafe { asm!("ldmxcsr dword ptr [{p}]", p = in(reg) &v, options(nostack, readonly)) };
 }

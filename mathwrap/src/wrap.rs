@@ -11,7 +11,7 @@
 //! share an assembly routine that passes the stack arguments on to the
 //! real function and hands values and result to a Rust function.
 
-use crate::f80::{DefaultFpEnv, F80};
+use crate::f80::{ldmxcsr, stmxcsr, DefaultFpEnv, F80};
 use crate::real::Real;
 use crate::table::{Func, Precision, Shape};
 use core::arch::global_asm;
@@ -41,6 +41,32 @@ pub trait Host {
     /// Appends the block `{index1, index2, partial1, partial2}`; returns
     /// its index.
     fn new_block(index1: u32, partial1: f64, index2: u32, partial2: f64) -> u32;
+    /// The real function at `function` raised the SSE exceptions `flags`
+    /// (MXCSR's low six bits), which the program had unmasked: natively it
+    /// would have trapped (SIGFPE) inside the function.
+    fn fp_exception(flags: u32, function: u64);
+}
+
+/// Runs `call`, a real function of this precision, with the SSE
+/// floating-point exceptions masked: the program may have unmasked some,
+/// and a trap would then hit the function's code inside the runtime's
+/// native call, where no guest instruction is to blame. An exception the
+/// program had unmasked and the call raised is reported to the host
+/// instead; the flags the call raised stay raised, as natively.
+fn without_traps<H: Host, T>(function: u64, call: impl FnOnce() -> T) -> T {
+    let before = stmxcsr();
+    let unmasked = !(before >> 7) & 0x3f;
+    if unmasked == 0 {
+        return call();
+    }
+    ldmxcsr((before | 0x1f80) & !0x3f);
+    let r = call();
+    let raised = stmxcsr() & 0x3f;
+    ldmxcsr(before | raised);
+    if raised & unmasked != 0 {
+        H::fp_exception(raised & unmasked, function);
+    }
+    r
 }
 
 /// One wrapped symbol of one precision, handed to its wrapper.
@@ -147,7 +173,7 @@ macro_rules! xmm_wrappers {
                 let i = H::vec_index(0);
                 let f: unsafe extern "C" fn($t) -> $t = real(d);
                 // SAFETY: calls the real function with its own argument.
-                let r = unsafe { f(x) };
+                let r = without_traps::<H, _>(d.real, || unsafe { f(x) });
                 H::set_vec_index(0, unary_index::<H, f64>(d.func, i, x as f64, r as f64));
                 r
             }
@@ -157,7 +183,7 @@ macro_rules! xmm_wrappers {
                 let i = (H::vec_index(0), H::vec_index(1));
                 let f: unsafe extern "C" fn($t, $t) -> $t = real(d);
                 // SAFETY: as in `unary`.
-                let r = unsafe { f(x, y) };
+                let r = without_traps::<H, _>(d.real, || unsafe { f(x, y) });
                 let idx = binary_index::<H, f64>(d.func, i, x as f64, y as f64, r as f64);
                 H::set_vec_index(0, idx);
                 r
@@ -168,7 +194,7 @@ macro_rules! xmm_wrappers {
                 let i = (H::vec_index(0), H::vec_index(1), H::vec_index(2));
                 let f: unsafe extern "C" fn($t, $t, $t) -> $t = real(d);
                 // SAFETY: as in `unary`.
-                let r = unsafe { f(x, y, z) };
+                let r = without_traps::<H, _>(d.real, || unsafe { f(x, y, z) });
                 H::set_vec_index(0, fma_index::<H, f64>(i, x as f64, y as f64));
                 r
             }
@@ -178,7 +204,7 @@ macro_rules! xmm_wrappers {
                 let i = H::vec_index(0);
                 let f: unsafe extern "C" fn($t, i32) -> $t = real(d);
                 // SAFETY: as in `unary`.
-                let r = unsafe { f(x, n) };
+                let r = without_traps::<H, _>(d.real, || unsafe { f(x, n) });
                 H::set_vec_index(0, scale_index::<H>(i, i64::from(n)));
                 r
             }
@@ -188,7 +214,7 @@ macro_rules! xmm_wrappers {
                 let i = H::vec_index(0);
                 let f: unsafe extern "C" fn($t, i64) -> $t = real(d);
                 // SAFETY: as in `unary`.
-                let r = unsafe { f(x, n) };
+                let r = without_traps::<H, _>(d.real, || unsafe { f(x, n) });
                 H::set_vec_index(0, scale_index::<H>(i, n));
                 r
             }
@@ -198,7 +224,7 @@ macro_rules! xmm_wrappers {
                 let i = H::vec_index(0);
                 let f: unsafe extern "C" fn(i32, $t) -> $t = real(d);
                 // SAFETY: as in `unary`.
-                let r = unsafe { f(n, x) };
+                let r = without_traps::<H, _>(d.real, || unsafe { f(n, x) });
                 let idx = if i == 0 {
                     0
                 } else {
@@ -214,7 +240,7 @@ macro_rules! xmm_wrappers {
                 let i = H::vec_index(0);
                 let f: unsafe extern "C" fn($t, *mut i32) -> $t = real(d);
                 // SAFETY: as in `unary`; the pointer is the guest's.
-                let r = unsafe { f(x, e) };
+                let r = without_traps::<H, _>(d.real, || unsafe { f(x, e) });
                 // SAFETY: frexp just stored through it.
                 let n = unsafe { *e };
                 H::set_mem_index(e as u64, 4, 0);
@@ -227,7 +253,7 @@ macro_rules! xmm_wrappers {
                 let i = H::vec_index(0);
                 let f: unsafe extern "C" fn($t, *mut $t) -> $t = real(d);
                 // SAFETY: as in `unary`; the pointer is the guest's.
-                let r = unsafe { f(x, ip) };
+                let r = without_traps::<H, _>(d.real, || unsafe { f(x, ip) });
                 H::set_mem_index(ip as u64, $bytes, 0);
                 H::set_vec_index(
                     0,
@@ -245,7 +271,7 @@ macro_rules! xmm_wrappers {
                 let i = H::vec_index(0);
                 let f: unsafe extern "C" fn($t, *mut $t, *mut $t) = real(d);
                 // SAFETY: as in `unary`; the pointers are the guest's.
-                unsafe { f(x, s, c) };
+                without_traps::<H, _>(d.real, || unsafe { f(x, s, c) });
                 let xf = x as f64;
                 let (is, ic) = if i == 0 {
                     (0, 0)
@@ -265,7 +291,7 @@ macro_rules! xmm_wrappers {
                 let i = (H::vec_index(0), H::vec_index(1));
                 let f: unsafe extern "C" fn($t, $t, *mut i32) -> $t = real(d);
                 // SAFETY: as in `unary`; the pointer is the guest's.
-                let r = unsafe { f(x, y, q) };
+                let r = without_traps::<H, _>(d.real, || unsafe { f(x, y, q) });
                 H::set_mem_index(q as u64, 4, 0);
                 let idx = binary_index::<H, f64>(d.func, i, x as f64, y as f64, r as f64);
                 H::set_vec_index(0, idx);
@@ -277,7 +303,7 @@ macro_rules! xmm_wrappers {
                 let i = H::vec_index(0);
                 let f: unsafe extern "C" fn($t, *mut i32) -> $t = real(d);
                 // SAFETY: as in `unary`; the pointer is the guest's.
-                let r = unsafe { f(x, sign) };
+                let r = without_traps::<H, _>(d.real, || unsafe { f(x, sign) });
                 H::set_mem_index(sign as u64, 4, 0);
                 H::set_vec_index(0, unary_index::<H, f64>(d.func, i, x as f64, r as f64));
                 r
@@ -287,7 +313,7 @@ macro_rules! xmm_wrappers {
             extern "C" fn to_int<H: Host>(x: $t, d: &Desc) -> i64 {
                 let f: unsafe extern "C" fn($t) -> i64 = real(d);
                 // SAFETY: as in `unary`.
-                let r = unsafe { f(x) };
+                let r = without_traps::<H, _>(d.real, || unsafe { f(x) });
                 H::clear_gpr(0);
                 r
             }

@@ -15,10 +15,14 @@ impl ExecEnv {
 }
 
 /// `None` when `envp` already preloads us (the common case); otherwise a
-/// copy of it with our library added to `LD_PRELOAD`.
+/// copy of it with our library added to `LD_PRELOAD` and the `DGAD_`
+/// settings of this process that it lacks (a program that cleans the
+/// environment of its child, `env -i`, still gets it run as itself).
 pub fn with_preload(envp: u64) -> Option<ExecEnv> {
-    let ours = crate::init::config().preload.as_ref()?;
+    let config = crate::init::config();
+    let ours = config.preload.as_ref()?;
     let mut entries: Vec<*const libc::c_char> = Vec::new();
+    let mut names: Vec<&[u8]> = Vec::new();
     let mut preload_at = None;
     if envp != 0 {
         let mut p = envp as *const *const libc::c_char;
@@ -33,6 +37,9 @@ pub fn with_preload(envp: u64) -> Option<ExecEnv> {
                         return None;
                     }
                     preload_at = Some(entries.len());
+                }
+                if s.starts_with(b"DGAD_") {
+                    names.push(s.split(|&c| c == b'=').next().unwrap_or(s));
                 }
                 entries.push(*p);
                 p = p.add(1);
@@ -52,6 +59,12 @@ pub fn with_preload(envp: u64) -> Option<ExecEnv> {
     match preload_at {
         Some(i) => entries[i] = strings[0].as_ptr().cast(),
         None => entries.push(strings[0].as_ptr().cast()),
+    }
+    for own in &config.own_env {
+        let name = own.split(|&c| c == b'=').next().unwrap_or(own);
+        if !names.contains(&name) {
+            entries.push(own.as_ptr().cast());
+        }
     }
     entries.push(core::ptr::null());
     Some(ExecEnv {

@@ -50,6 +50,11 @@ pub struct Config {
     /// The `LD_PRELOAD` entry that loaded us, re-added on `execve` if the
     /// program drops it.
     pub preload: Option<Vec<u8>>,
+    /// The `DGAD_…=…` entries of our environment, NUL-terminated: added
+    /// with the preload, so that a program started with a cleaned
+    /// environment runs as its parent (a record-mode parent's child in
+    /// record mode, not in null mode).
+    pub own_env: Vec<Vec<u8>>,
 }
 
 static CONFIG: OnceLock<Config> = OnceLock::new();
@@ -87,6 +92,26 @@ fn env_lookup(envp: *const *const libc::c_char, name: &[u8]) -> Option<&'static 
         }
     }
     None
+}
+
+/// The `DGAD_` entries of `envp`, each NUL-terminated.
+fn dgad_entries(envp: *const *const libc::c_char) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    if envp.is_null() {
+        return out;
+    }
+    let mut p = envp;
+    // SAFETY: as in `env_lookup`.
+    unsafe {
+        while !(*p).is_null() {
+            let s = core::ffi::CStr::from_ptr(*p).to_bytes_with_nul();
+            if s.starts_with(b"DGAD_") && s.contains(&b'=') {
+                out.push(s.to_vec());
+            }
+            p = p.add(1);
+        }
+    }
+    out
 }
 
 fn fail(msg: &str) -> ! {
@@ -158,6 +183,7 @@ fn read_config(envp: *const *const libc::c_char) -> Config {
         .filter(|p| !p.is_empty())
         .map(<[u8]>::to_vec);
     Config {
+        own_env: dgad_entries(envp),
         tape_writer,
         mode,
         stats: matches!(get("DGAD_STATS"), Some(v) if v != b"0"),

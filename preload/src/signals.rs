@@ -663,6 +663,23 @@ fn default_ignores(sig: i32) -> bool {
     )
 }
 
+/// Queues the fault `sig` with `si_code` `code` and `si_addr` `addr` at the
+/// front of the thread's queue (it is synchronous), to be delivered at
+/// the next guest-instruction boundary: a libm function run natively for
+/// the guest raised an exception the guest had unmasked.
+pub fn queue_fault(ctx: &mut ThreadCtx, sig: i32, code: i32, addr: u64) {
+    // SAFETY: an all-zero siginfo is valid; fields are filled below.
+    let mut info: libc::siginfo_t = unsafe { core::mem::zeroed() };
+    info.si_signo = sig;
+    info.si_code = code;
+    set_si_addr(&mut info, addr);
+    with_signals_blocked(|| {
+        queue(ctx, sig, &info, None);
+        let n = pending_len(ctx);
+        ctx.pending[..n].rotate_right(1);
+    });
+}
+
 /// Queues a fault the runtime itself detected for the guest (e.g. a jump to
 /// unmapped memory) and delivers it now.
 pub fn raise_fault(ctx: &mut ThreadCtx, sig: i32, addr: u64) {

@@ -343,6 +343,48 @@ fn memory_calls_over_the_shadow_memory_are_refused_with_a_note() {
     assert_eq!(gradient(&dir, "1\n"), vec![2.0 * x], "d(x*x)/dx");
 }
 
+/// Traps the program enabled fire in libm functions run natively for it
+/// (SIGFPE to its handler with the kernel's si_code, as natively; an older
+/// dgad stopped with an internal error), and a call without an exception
+/// records its derivative.
+#[test]
+fn libm_exceptions_the_program_unmasked_reach_its_handler() {
+    let prog = build("libm_traps.c", &["-lm"]);
+    let x = 2.25f64;
+    let inv = Invocation::new(&prog).arg(x.to_string());
+    let native = run_native(&inv, None);
+    assert!(
+        native.stdout_text().contains("sqrt(-1): SIGFPE, si_code 7")
+            && native.stdout_text().contains("log(0): SIGFPE, si_code 3"),
+        "{}",
+        native.stdout_text()
+    );
+    let scratch = ScratchDir::new("record-libm-traps");
+    let dir = scratch.path().join("run");
+    record_as_natively(&inv, &dir, &native);
+    assert_eq!(gradient(&dir, "1\n"), vec![0.5 / x.sqrt()], "d sqrt(x)/dx");
+}
+
+/// A program started with a cleaned environment (`env -i`) by a process
+/// under record mode runs under record mode too: dgad puts its
+/// `LD_PRELOAD` back, and with it the `DGAD_` settings (an older dgad
+/// dropped them, and the child ran in null mode, recording nothing).
+#[test]
+fn a_child_with_a_cleaned_environment_still_records() {
+    let prog = build("partial_writes.c", &[]);
+    let x = 1.25f64;
+    let inv = Invocation::new("env")
+        .arg("-i")
+        .arg(&prog)
+        .arg(x.to_string());
+    let scratch = ScratchDir::new("record-env-i");
+    let dir = scratch.path().join("run");
+    let out = record(&inv, &dir);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(gradient(&dir, "1\n0\n"), vec![3.0], "d(3x)/dx");
+    assert_eq!(gradient(&dir, "0\n1\n"), vec![2.0 * x], "d(x*x)/dx");
+}
+
 /// The tape writer thread (400,000 blocks hand it about 50 chunks) leaves
 /// byte for byte the files the recording thread writes itself with
 /// `DGAD_TAPE_WRITER=0`, and the gradient is right.

@@ -160,6 +160,23 @@ impl Host for RuntimeHost {
         super::recorder().is_some_and(|r| r.records())
     }
 
+    fn fp_exception(flags: u32, function: u64) {
+        // The kernel's choice of si_code for SSE exceptions: invalid,
+        // division by zero, overflow, underflow or denormal, inexact.
+        let code = if flags & 0x01 != 0 {
+            7 // FPE_FLTINV
+        } else if flags & 0x04 != 0 {
+            3 // FPE_FLTDIV
+        } else if flags & 0x08 != 0 {
+            4 // FPE_FLTOVF
+        } else if flags & 0x12 != 0 {
+            5 // FPE_FLTUND
+        } else {
+            6 // FPE_FLTRES
+        };
+        crate::signals::queue_fault(ctx(), libc::SIGFPE, code, function);
+    }
+
     fn new_block(index1: u32, partial1: f64, index2: u32, partial2: f64) -> u32 {
         let Some(r) = super::recorder() else { return 0 };
         r.new_block(
