@@ -55,18 +55,31 @@ pub trait Host {
 /// instead; the flags the call raised stay raised, as natively.
 fn without_traps<H: Host, T>(function: u64, call: impl FnOnce() -> T) -> T {
     let before = stmxcsr();
-    let unmasked = !(before >> 7) & 0x3f;
-    if unmasked == 0 {
+    if !(before >> 7) & 0x3f == 0 {
         return call();
     }
-    ldmxcsr((before | 0x1f80) & !0x3f);
+    ldmxcsr(masked(before));
     let r = call();
+    settle_traps::<H>(before, function);
+    r
+}
+
+/// MXCSR `guest` with every exception masked and no flag raised (the
+/// assembly wrappers compute the same).
+fn masked(guest: u32) -> u32 {
+    (guest | 0x1f80) & !0x3f
+}
+
+/// After a real function ran with [`masked`] exceptions: gives the program
+/// its MXCSR `guest` back with the flags the function raised, and reports
+/// those it had unmasked.
+fn settle_traps<H: Host>(guest: u32, function: u64) {
     let raised = stmxcsr() & 0x3f;
-    ldmxcsr(before | raised);
+    ldmxcsr(guest | raised);
+    let unmasked = !(guest >> 7) & 0x3f;
     if raised & unmasked != 0 {
         H::fp_exception(raised & unmasked, function);
     }
-    r
 }
 
 /// One wrapped symbol of one precision, handed to its wrapper.
@@ -348,6 +361,14 @@ xmm_wrappers!(f32_wrappers, f32, 4);
 // argument slot. Integer arguments (rdi, rsi, rdx) pass through to the real
 // function untouched and are saved for the Rust half, which gets
 // (desc, address of the guest's argument slots, result area, saved rdi/rsi/rdx).
+// The real function runs with the SSE and x87 exceptions masked ([rsp +
+// 56] keeps the guest's MXCSR, [rsp + 88] its x87 control word): an
+// exception the program unmasked would trap inside the function, in the
+// runtime's native call. The Rust half gives the MXCSR back and reports
+// an SSE exception as `without_traps` does; with the guest's control word
+// back at the end, an x87 exception the function raised is pending and
+// traps at the program's next x87 instruction, in guest code, as the x87
+// defers its traps.
 global_asm!(
     ".globl dgad_mathwrap_f80",
     "dgad_mathwrap_f80:",
@@ -357,6 +378,17 @@ global_asm!(
     "    push r13",
     "    sub rsp, 96",
     "    mov r12, r11",
+    "    stmxcsr dword ptr [rsp + 56]",
+    "    mov eax, dword ptr [rsp + 56]",
+    "    or eax, 0x1f80",
+    "    and eax, -64",
+    "    mov dword ptr [rsp + 60], eax",
+    "    ldmxcsr dword ptr [rsp + 60]",
+    "    fnstcw word ptr [rsp + 88]",
+    "    movzx eax, word ptr [rsp + 88]",
+    "    or eax, 0x3f",
+    "    mov word ptr [rsp + 90], ax",
+    "    fldcw word ptr [rsp + 90]",
     "    mov [rsp + 64], rdi",
     "    mov [rsp + 72], rsi",
     "    mov [rsp + 80], rdx",
@@ -383,12 +415,14 @@ global_asm!(
     "    lea rsi, [rbp + 32]",
     "    lea rdx, [rsp + 32]",
     "    lea rcx, [rsp + 64]",
+    "    mov r8d, dword ptr [rsp + 56]",
     "    call [r12 + 8]",
     "    mov rax, [rsp + 48]",
     "    cmp byte ptr [r12 + 17], 0",
     "    je 5f",
     "    fld tbyte ptr [rsp + 32]",
-    "5:  add rsp, 96",
+    "5:  fldcw word ptr [rsp + 88]",
+    "    add rsp, 96",
     "    pop r13",
     "    pop r12",
     "    pop rbp",
@@ -411,7 +445,14 @@ fn x87_phys_after_push() -> usize {
 /// The Rust half of the `long double` wrapper: `args` is the guest address
 /// of the first 16-byte argument slot, `result` the returned value (when
 /// `x87_result`), `ints` the saved rdi, rsi and rdx.
-extern "C" fn finish_f80<H: Host>(d: &Desc, args: u64, result: &F80, ints: &[u64; 3]) {
+extern "C" fn finish_f80<H: Host>(
+    d: &Desc,
+    args: u64,
+    result: &F80,
+    ints: &[u64; 3],
+    guest_mxcsr: u32,
+) {
+    settle_traps::<H>(guest_mxcsr, d.real);
     let arg = |k: u64| {
         // SAFETY: the real function just read these argument slots.
         let bytes = unsafe { core::slice::from_raw_parts((args + 16 * k) as *const u8, 10) };
@@ -489,8 +530,10 @@ extern "C" fn finish_f80<H: Host>(d: &Desc, args: u64, result: &F80, ints: &[u64
 
 // The libmvec wrappers, one per vector width (SSE, AVX/AVX2, AVX-512).
 // Entered with r11 = &Desc; the vector arguments in xmm/ymm/zmm 0 and 1
-// are saved, the real function runs, and the Rust half gets (desc, saved
-// arguments: 64 bytes each, the result: 64 bytes).
+// are saved, the real function runs with the SSE exceptions masked (the
+// guest's MXCSR at [rbp - 16]), and the Rust half gets (desc, saved
+// arguments: 64 bytes each, the result: 64 bytes, the guest's MXCSR) and
+// settles the exceptions as `without_traps` does.
 macro_rules! vector_entry {
     ($name:literal, $save0:literal, $save1:literal, $save_r:literal, $load_r:literal) => {
         global_asm!(
@@ -499,6 +542,13 @@ macro_rules! vector_entry {
             "    push rbp",
             "    mov rbp, rsp",
             "    push r12",
+            "    sub rsp, 8",
+            "    stmxcsr dword ptr [rbp - 16]",
+            "    mov eax, dword ptr [rbp - 16]",
+            "    or eax, 0x1f80",
+            "    and eax, -64",
+            "    mov dword ptr [rbp - 12], eax",
+            "    ldmxcsr dword ptr [rbp - 12]",
             "    and rsp, -64",
             "    sub rsp, 192",
             "    mov r12, r11",
@@ -509,6 +559,7 @@ macro_rules! vector_entry {
             "    mov rdi, r12",
             "    mov rsi, rsp",
             "    lea rdx, [rsp + 128]",
+            "    mov ecx, dword ptr [rbp - 16]",
             "    call [r12 + 8]",
             $load_r,
             "    lea rsp, [rbp - 8]",
@@ -549,7 +600,13 @@ extern "C" {
 
 /// The Rust half of the libmvec wrappers: one block per lane whose
 /// argument is active, with the scalar function's partials.
-extern "C" fn finish_vector<H: Host>(d: &Desc, args: &[[u8; 64]; 2], result: &[u8; 64]) {
+extern "C" fn finish_vector<H: Host>(
+    d: &Desc,
+    args: &[[u8; 64]; 2],
+    result: &[u8; 64],
+    guest_mxcsr: u32,
+) {
+    settle_traps::<H>(guest_mxcsr, d.real);
     let lanes = usize::from(d.lanes);
     let binary = d.func.shape() == Shape::Binary;
     let mut out = [0u32; 16];

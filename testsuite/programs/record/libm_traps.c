@@ -1,6 +1,7 @@
 /* With floating-point traps enabled, libm functions that raise an
  * exception the program unmasked (sqrt(-1): invalid; log(0): division by
- * zero) deliver SIGFPE to the program's handler, as natively. The libm
+ * zero), in double and long double, deliver SIGFPE to the program's
+ * handler, as natively. The libm
  * stand-ins of record mode run the real function inside the runtime, where
  * the trap stopped the program with an internal error (exit 125). A call
  * that raises nothing is recorded as usual. Usage: libm_traps X; prints
@@ -26,6 +27,8 @@ static void on_fpe(int sig, siginfo_t *info, void *uc)
 
 double (*volatile call_sqrt)(double) = sqrt;
 double (*volatile call_log)(double) = log;
+long double (*volatile call_sqrtl)(long double) = sqrtl;
+long double (*volatile call_logl)(long double) = logl;
 
 static void attempt(const char *what, double (*f)(double), double arg)
 {
@@ -35,6 +38,21 @@ static void attempt(const char *what, double (*f)(double), double arg)
     if (sigsetjmp(back, 1) == 0) {
         r = f(arg);
         printf("no trap, %g\n", r);
+    }
+    fedisableexcept(FE_ALL_EXCEPT);
+    feclearexcept(FE_ALL_EXCEPT);
+}
+
+/* The same for long double functions (x87 code, and SSE code in glibc's
+ * error handling). */
+static void attempt_l(const char *what, long double (*f)(long double), long double arg)
+{
+    volatile long double r = 0;
+    printf("%s: ", what);
+    feenableexcept(FE_DIVBYZERO | FE_INVALID);
+    if (sigsetjmp(back, 1) == 0) {
+        r = f(arg);
+        printf("no trap, %Lg\n", r);
     }
     fedisableexcept(FE_ALL_EXCEPT);
     feclearexcept(FE_ALL_EXCEPT);
@@ -52,6 +70,9 @@ int main(int argc, char **argv)
     attempt("sqrt(-1)", call_sqrt, -1.0);
     attempt("log(0)", call_log, 0.0);
     attempt("sqrt(4)", call_sqrt, 4.0);
+    attempt_l("sqrtl(-1)", call_sqrtl, -1.0L);
+    attempt_l("logl(0)", call_logl, 0.0L);
+    attempt_l("sqrtl(4)", call_sqrtl, 4.0L);
     double x = strtod(argv[1], NULL);
     DG_INPUTF(x);
     feenableexcept(FE_DIVBYZERO | FE_INVALID);
