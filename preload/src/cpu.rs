@@ -35,17 +35,76 @@ pub fn vector_bytes() -> usize {
     }
 }
 
-/// Bytes of the `xsave` image of the state components XCR0 enables
-/// (standard format; CPUID leaf 0xD, sub-leaf 0, EBX), rounded up to 64:
-/// what a signal frame holds (2,696 bytes with AVX-512; the context keeps
-/// a larger buffer).
+/// The state components the runtime's entry saves and its exit restores
+/// (`xsave`/`xrstor` mask, intersected with XCR0 by the CPU): x87, SSE,
+/// AVX, MPX, AVX-512 and PKRU, everything the runtime or a guest signal
+/// frame deals with. AMX tile state (components 17 and 18, 8 KiB of tile
+/// data) is left out: the kernel enables it in XCR0 on CPUs that have it
+/// (Sapphire Rapids), leaves it out of signal frames unless the process
+/// asked for it, and the runtime never touches the tiles, so they stay in
+/// the registers. Saving every XCR0 component (mask -1) wrote 11,008
+/// bytes into the context's buffer, past its end, and made guest signal
+/// frames 8 KiB larger than the kernel's, too large for an alternate
+/// stack of SIGSTKSZ.
+pub const XSAVE_MASK: u32 = 0x2ff;
+
+/// Bytes of the standard-format `xsave` image of the components in
+/// [`XSAVE_MASK`] that XCR0 enables (the end of the last one, from CPUID
+/// leaf 0xD), rounded up to 64: what a guest signal frame holds (2,752
+/// bytes with AVX-512 and PKRU; the context keeps a larger buffer).
 pub fn xsave_bytes() -> usize {
     static N: OnceLock<usize> = OnceLock::new();
     *N.get_or_init(|| {
-        // Leaf 0xD exists wherever xsave does, which the runtime requires.
-        let r = core::arch::x86_64::__cpuid_count(0xd, 0);
-        (r.ebx as usize)
-            .next_multiple_of(64)
-            .min(crate::context::XSAVE_BYTES)
+        let enabled = xcr0() & u64::from(XSAVE_MASK);
+        // The legacy area and the header.
+        let mut end = 576;
+        for c in 2..32u32 {
+            if enabled & (1 << c) != 0 {
+                // Leaf 0xD exists wherever xsave does, which the runtime
+                // requires; sub-leaf c gives the size (EAX) and offset (EBX)
+                // of user component c.
+                let r = core::arch::x86_64::__cpuid_count(0xd, c);
+                end = end.max(r.ebx as usize + r.eax as usize);
+            }
+        }
+        let n = end.next_multiple_of(64);
+        assert!(
+            n <= crate::context::XSAVE_BYTES,
+            "xsave image of {n} bytes exceeds the context's buffer"
+        );
+        n
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The runtime's entry writes an image of `xsave_bytes()` and no more:
+    /// with every XCR0 component saved, a CPU with AMX wrote 11,008 bytes
+    /// into the context's 8,192.
+    #[test]
+    fn the_runtime_xsave_stays_inside_its_image() {
+        #[repr(C, align(64))]
+        struct Area([u8; 3 * crate::context::XSAVE_BYTES]);
+        let mut area = Area([0xa5; 3 * crate::context::XSAVE_BYTES]);
+        // SAFETY: the area is 64-byte aligned and larger than any standard
+        // xsave image of the masked components; the header must be zero
+        // for xrstor, which this test does not run.
+        unsafe {
+            core::arch::asm!(
+                "xsave64 [{a}]",
+                a = in(reg) area.0.as_mut_ptr(),
+                in("eax") XSAVE_MASK,
+                in("edx") 0,
+                options(nostack)
+            )
+        };
+        let n = xsave_bytes();
+        assert!(n <= crate::context::XSAVE_BYTES);
+        // Component 2 (AVX) where XCR0 enables it lies inside the image.
+        assert!(n >= 576);
+        let beyond = area.0[n..].iter().position(|&b| b != 0xa5);
+        assert_eq!(beyond.map(|i| n + i), None, "xsave wrote past {n} bytes");
+    }
 }

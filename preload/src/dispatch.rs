@@ -124,16 +124,19 @@ fn enter_guest_at(ctx: &mut ThreadCtx, link_from: Option<(u64, u64)>) {
     ctx.resume_addr = block.entry;
 }
 
-/// Runs `cpuid` for the guest and hides what the instrumentation will not
-/// support under the configured policy.
-fn emulate_cpuid(ctx: &mut ThreadCtx) {
-    let leaf = ctx.regs.gpr[reg::RAX] as u32;
-    let sub = ctx.regs.gpr[reg::RCX] as u32;
-    let mut r = core::arch::x86_64::__cpuid_count(leaf, sub);
-    if crate::init::config().cpuid == crate::init::CpuidPolicy::Avx2 && leaf == 7 && sub == 0 {
-        // EBX: HLE(4), RTM(11), AVX512F(16), DQ(17), IFMA(21), PF(26),
-        // ER(27), CD(28), BW(30), VL(31).
-        r.ebx &= !((1 << 4)
+/// What `DGAD_CPUID=avx2` (the default) hides: (leaf, sub-leaf, register
+/// index EAX=0 EBX=1 ECX=2 EDX=3, bits). Extensions the instrumentation
+/// has no derivative rules for, or whose state the runtime does not carry
+/// through signal frames, so that code dispatching on `cpuid` after
+/// takeover picks AVX2 paths.
+pub const HIDDEN_BY_AVX2_POLICY: &[(u32, u32, usize, u32)] = &[
+    // EBX: HLE(4), RTM(11), AVX512F(16), DQ(17), IFMA(21), PF(26), ER(27),
+    // CD(28), BW(30), VL(31).
+    (
+        7,
+        0,
+        1,
+        (1 << 4)
             | (1 << 11)
             | (1 << 16)
             | (1 << 17)
@@ -142,16 +145,49 @@ fn emulate_cpuid(ctx: &mut ThreadCtx) {
             | (1 << 27)
             | (1 << 28)
             | (1 << 30)
-            | (1 << 31));
-        // ECX: VBMI(1), VBMI2(6), GFNI-EVEX is fine, VNNI(11), BITALG(12), VPOPCNTDQ(14).
-        r.ecx &= !((1 << 1) | (1 << 6) | (1 << 11) | (1 << 12) | (1 << 14));
-        // EDX: 4VNNIW(2), 4FMAPS(3), VP2INTERSECT(8), AVX512_FP16(23), RTM_ALWAYS_ABORT(11) kept.
-        r.edx &= !((1 << 2) | (1 << 3) | (1 << 8) | (1 << 23));
+            | (1 << 31),
+    ),
+    // ECX: VBMI(1), VBMI2(6), VNNI(11), BITALG(12), VPOPCNTDQ(14).
+    (
+        7,
+        0,
+        2,
+        (1 << 1) | (1 << 6) | (1 << 11) | (1 << 12) | (1 << 14),
+    ),
+    // EDX: 4VNNIW(2), 4FMAPS(3), VP2INTERSECT(8), AMX-BF16(22),
+    // AVX512_FP16(23), AMX-TILE(24), AMX-INT8(25).
+    (
+        7,
+        0,
+        3,
+        (1 << 2) | (1 << 3) | (1 << 8) | (1 << 22) | (1 << 23) | (1 << 24) | (1 << 25),
+    ),
+    // EAX: AVX512_BF16(5), AMX-FP16(21).
+    (7, 1, 0, (1 << 5) | (1 << 21)),
+    // EDX: AMX-COMPLEX(8), AVX10(19), APX(21).
+    (7, 1, 3, (1 << 8) | (1 << 19) | (1 << 21)),
+];
+
+/// Runs `cpuid` for the guest and hides what the instrumentation will not
+/// support under the configured policy.
+fn emulate_cpuid(ctx: &mut ThreadCtx) {
+    let leaf = ctx.regs.gpr[reg::RAX] as u32;
+    let sub = ctx.regs.gpr[reg::RCX] as u32;
+    let r = core::arch::x86_64::__cpuid_count(leaf, sub);
+    let mut r = [r.eax, r.ebx, r.ecx, r.edx];
+    if crate::init::config().cpuid == crate::init::CpuidPolicy::Avx2 {
+        for &(l, s, i, bits) in HIDDEN_BY_AVX2_POLICY {
+            if (l, s) == (leaf, sub) {
+                r[i] &= !bits;
+            }
+        }
     }
-    if crate::init::config().cpuid == crate::init::CpuidPolicy::Avx2 && leaf == 7 && sub == 1 {
-        // EAX: AVX512_BF16(5).
-        r.eax &= !(1 << 5);
-    }
+    let r = core::arch::x86_64::CpuidResult {
+        eax: r[0],
+        ebx: r[1],
+        ecx: r[2],
+        edx: r[3],
+    };
     ctx.regs.gpr[reg::RAX] = u64::from(r.eax);
     ctx.regs.gpr[reg::RCX] = u64::from(r.ecx);
     ctx.regs.gpr[reg::RDX] = u64::from(r.edx);

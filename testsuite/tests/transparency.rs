@@ -359,6 +359,85 @@ fn setting_the_gs_base_stops_with_a_diagnostic() {
     stops_with_a_diagnostic("wrgsbase", "wrgsbase ");
 }
 
+/// The feature bits `DGAD_CPUID=avx2` (the default) must hide, by the
+/// names `cpuid_policy.c` prints: (leaf, register, bits). AVX-512 (F, DQ,
+/// IFMA, PF, ER, CD, BW, VL, VBMI, VBMI2, VNNI, BITALG, VPOPCNTDQ, 4VNNIW,
+/// 4FMAPS, VP2INTERSECT, FP16, BF16), TSX (HLE, RTM), AMX (BF16, TILE,
+/// INT8, FP16, COMPLEX), AVX10 and APX.
+const HIDDEN_BY_DEFAULT: &[(&str, &str, u32)] = &[
+    ("7.0", "ebx", 0xdc23_0810),
+    ("7.0", "ecx", 0x0000_5842),
+    ("7.0", "edx", 0x03c0_010c),
+    ("7.1", "eax", 0x0020_0020),
+    ("7.1", "edx", 0x0028_0100),
+];
+
+/// The value of `register` on the line of `leaf` in `cpuid_policy.c`'s output.
+fn cpuid_word(output: &str, leaf: &str, register: &str) -> u32 {
+    let line = output
+        .lines()
+        .find(|l| l.starts_with(&format!("{leaf} ")))
+        .unwrap_or_else(|| panic!("no leaf {leaf} in {output}"));
+    let field = line
+        .split(' ')
+        .find_map(|f| f.strip_prefix(&format!("{register}=")))
+        .unwrap_or_else(|| panic!("no {register} in {line}"));
+    u32::from_str_radix(field, 16).expect("hex word")
+}
+
+/// `cpuid` after takeover: by default the program sees the CPU without
+/// the extensions the instrumentation does not support and everything else
+/// as it is; with `DGAD_CPUID=native` exactly as it is; another value stops
+/// the program before it runs, with a diagnostic.
+#[test]
+fn cpuid_reports_what_the_policy_allows() {
+    let exe = testsuite::build_program("c/cpuid_policy.c", Compiler::Gcc, OptLevel::O3);
+    let invocation = Invocation::new(&exe);
+    let native = run_native(&invocation, None);
+    native.assert_completed(&invocation, "cpuid_policy", 0);
+    let native_text = native.stdout_text();
+    let quiet = |run: &testsuite::Outcome, what: &str| {
+        assert!(
+            run.status.success() && run.stderr.is_empty(),
+            "{what}: {run:?}"
+        );
+    };
+
+    let as_is = run_under_dgad(&invocation, None, &[("DGAD_CPUID", "native")]);
+    quiet(&as_is, "DGAD_CPUID=native");
+    assert_eq!(as_is.stdout_text(), native_text, "DGAD_CPUID=native");
+
+    let default = run_under_dgad(&invocation, None, &[]);
+    quiet(&default, "default policy");
+    let seen = default.stdout_text();
+    assert_eq!(seen.lines().count(), native_text.lines().count(), "{seen}");
+    for line in native_text.lines().filter(|l| l.contains("eax=")) {
+        let leaf = line.split(' ').next().unwrap();
+        for register in ["eax", "ebx", "ecx", "edx"] {
+            let hidden = HIDDEN_BY_DEFAULT
+                .iter()
+                .filter(|(l, r, _)| *l == leaf && *r == register)
+                .fold(0, |m, (_, _, bits)| m | bits);
+            let cpu = cpuid_word(&native_text, leaf, register);
+            let shown = cpuid_word(&seen, leaf, register);
+            assert_eq!(
+                shown,
+                cpu & !hidden,
+                "leaf {leaf} {register}: the CPU has {cpu:08x}, the program saw {shown:08x}, \
+                 expected everything but {hidden:08x}"
+            );
+        }
+    }
+
+    let bad = run_under_dgad(&invocation, None, &[("DGAD_CPUID", "avx9")]);
+    assert_eq!(bad.status.code(), Some(125), "{bad:?}");
+    assert!(bad.stdout.is_empty());
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("DGAD_CPUID=avx9 is not one of avx2, native"),
+        "{bad:?}"
+    );
+}
+
 /// The dynamic loader run as a program (`ld.so PROG`, as `ldd` and some
 /// launchers do) has no interpreter of its own, like a static program, but
 /// honours `LD_PRELOAD`: PROG runs translated, and dgad must not call it
