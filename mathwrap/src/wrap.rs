@@ -45,6 +45,28 @@ pub trait Host {
     /// (MXCSR's low six bits), which the program had unmasked: natively it
     /// would have trapped (SIGFPE) inside the function.
     fn fp_exception(flags: u32, function: u64);
+    /// The first byte of the `len` bytes at guest address `addr` that the
+    /// program cannot write, if any (without changing them).
+    fn first_unwritable(addr: u64, len: usize) -> Option<u64>;
+    /// A real function's store to `addr` would fault: natively the program
+    /// got SIGSEGV inside the function; the host raises it for the program.
+    fn write_fault(addr: u64);
+}
+
+/// Whether the real function may store its outputs (address, bytes): a
+/// store of libm to a bad pointer would fault inside the runtime's native
+/// call, where no guest instruction is to blame. When one cannot be
+/// written, the function is not called, and the program gets the SIGSEGV
+/// it would have got natively, delivered as the call returns (to a
+/// handler with the fault's address), or dies of it.
+fn outputs_writable<H: Host>(outputs: &[(u64, usize)]) -> bool {
+    for &(addr, len) in outputs {
+        if let Some(bad) = H::first_unwritable(addr, len) {
+            H::write_fault(bad);
+            return false;
+        }
+    }
+    true
 }
 
 /// Runs `call`, a real function of this precision, with the SSE
@@ -100,6 +122,9 @@ pub struct Desc {
     pub func: Func,
     /// Its precision.
     pub precision: Precision,
+    /// `long double` wrappers: the check of the output pointers, run
+    /// before the real function (`check_f80`).
+    pub check: u64,
 }
 
 /// One interception: where the real function starts, what to call instead
@@ -174,6 +199,13 @@ macro_rules! xmm_wrappers {
         /// Wrappers of the functions of this precision.
         pub mod $module {
             use super::*;
+
+            /// The result of a call whose outputs could not be written (the
+            /// program gets SIGSEGV as it returns): a passive NaN.
+            fn unwritten<H: Host>() -> $t {
+                H::set_vec_index(0, 0);
+                <$t>::NAN
+            }
 
             fn real<F>(d: &Desc) -> F {
                 // SAFETY: `real` is the entry of the libm function of
@@ -250,6 +282,9 @@ macro_rules! xmm_wrappers {
 
             /// `R frexp(R, int *)`.
             extern "C" fn frexp<H: Host>(x: $t, e: *mut i32, d: &Desc) -> $t {
+                if !outputs_writable::<H>(&[(e as u64, 4)]) {
+                    return unwritten::<H>();
+                }
                 let i = H::vec_index(0);
                 let f: unsafe extern "C" fn($t, *mut i32) -> $t = real(d);
                 // SAFETY: as in `unary`; the pointer is the guest's.
@@ -263,6 +298,9 @@ macro_rules! xmm_wrappers {
 
             /// `R modf(R, R *)`.
             extern "C" fn modf<H: Host>(x: $t, ip: *mut $t, d: &Desc) -> $t {
+                if !outputs_writable::<H>(&[(ip as u64, $bytes)]) {
+                    return unwritten::<H>();
+                }
                 let i = H::vec_index(0);
                 let f: unsafe extern "C" fn($t, *mut $t) -> $t = real(d);
                 // SAFETY: as in `unary`; the pointer is the guest's.
@@ -281,6 +319,9 @@ macro_rules! xmm_wrappers {
 
             /// `void sincos(R, R *, R *)`.
             extern "C" fn sincos<H: Host>(x: $t, s: *mut $t, c: *mut $t, d: &Desc) {
+                if !outputs_writable::<H>(&[(s as u64, $bytes), (c as u64, $bytes)]) {
+                    return;
+                }
                 let i = H::vec_index(0);
                 let f: unsafe extern "C" fn($t, *mut $t, *mut $t) = real(d);
                 // SAFETY: as in `unary`; the pointers are the guest's.
@@ -301,6 +342,9 @@ macro_rules! xmm_wrappers {
 
             /// `R remquo(R, R, int *)`.
             extern "C" fn remquo<H: Host>(x: $t, y: $t, q: *mut i32, d: &Desc) -> $t {
+                if !outputs_writable::<H>(&[(q as u64, 4)]) {
+                    return unwritten::<H>();
+                }
                 let i = (H::vec_index(0), H::vec_index(1));
                 let f: unsafe extern "C" fn($t, $t, *mut i32) -> $t = real(d);
                 // SAFETY: as in `unary`; the pointer is the guest's.
@@ -313,6 +357,9 @@ macro_rules! xmm_wrappers {
 
             /// `R lgamma_r(R, int *)`.
             extern "C" fn lgamma_r<H: Host>(x: $t, sign: *mut i32, d: &Desc) -> $t {
+                if !outputs_writable::<H>(&[(sign as u64, 4)]) {
+                    return unwritten::<H>();
+                }
                 let i = H::vec_index(0);
                 let f: unsafe extern "C" fn($t, *mut i32) -> $t = real(d);
                 // SAFETY: as in `unary`; the pointer is the guest's.
@@ -403,7 +450,12 @@ global_asm!(
     "    movups [rsp + rcx], xmm0",
     "    inc r13",
     "    jmp 2b",
-    "3:  mov rdi, [rsp + 64]",
+    "3:  mov rdi, r12",
+    "    lea rsi, [rsp + 64]",
+    "    call [r12 + {CHECK}]",
+    "    test eax, eax",
+    "    jz 6f",
+    "    mov rdi, [rsp + 64]",
     "    mov rsi, [rsp + 72]",
     "    mov rdx, [rsp + 80]",
     "    call [r12]",
@@ -427,7 +479,39 @@ global_asm!(
     "    pop r12",
     "    pop rbp",
     "    ret",
+    // An output pointer cannot be written: no call, a NaN result, the
+    // guest's MXCSR back (the SIGSEGV is queued).
+    "6:  ldmxcsr dword ptr [rsp + 56]",
+    "    cmp byte ptr [r12 + 17], 0",
+    "    je 5b",
+    "    fld qword ptr [rip + {NAN}]",
+    "    jmp 5b",
+    CHECK = const core::mem::offset_of!(Desc, check),
+    NAN = sym QUIET_NAN,
 );
+
+/// The result of a `long double` call whose outputs cannot be written.
+static QUIET_NAN: f64 = f64::NAN;
+
+/// Before a `long double` function with output pointers runs: whether
+/// they can be written (`ints`: the saved rdi, rsi, rdx, where the
+/// pointers are). If not, the SIGSEGV is queued, and the result the
+/// wrapper pushes instead (a NaN) is passive.
+extern "C" fn check_f80<H: Host>(d: &Desc, ints: &[u64; 3]) -> u32 {
+    let outputs: &[(u64, usize)] = match d.func.shape() {
+        Shape::Frexp | Shape::Remquo | Shape::LgammaR => &[(ints[0], 4)],
+        Shape::Modf => &[(ints[0], 10)],
+        Shape::SinCos => &[(ints[0], 10), (ints[1], 10)],
+        _ => &[],
+    };
+    if outputs_writable::<H>(outputs) {
+        return 1;
+    }
+    if d.x87_result != 0 {
+        H::set_x87_index(x87_phys_after_push(), 0);
+    }
+    0
+}
 
 extern "C" {
     fn dgad_mathwrap_f80();
@@ -669,6 +753,7 @@ pub fn wrappers<H: Host>(
                 let desc: &'static Desc = Box::leak(Box::new(Desc {
                     real: real_addr,
                     finish: finish_f80::<H> as *const () as u64,
+                    check: check_f80::<H> as *const () as u64,
                     stack_args,
                     x87_result: u8::from(x87_result),
                     lanes: 0,
@@ -709,6 +794,7 @@ pub fn wrappers<H: Host>(
                 let desc: &'static Desc = Box::leak(Box::new(Desc {
                     real: real_addr,
                     finish: finish_vector::<H> as *const () as u64,
+                    check: 0,
                     stack_args: 0,
                     x87_result: 0,
                     lanes: lanes as u8,

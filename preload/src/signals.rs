@@ -680,6 +680,28 @@ pub fn queue_fault(ctx: &mut ThreadCtx, sig: i32, code: i32, addr: u64) {
     });
 }
 
+/// Queues the SIGSEGV of a store to `addr` that the runtime found would
+/// fault (a libm output pointer, before the real function ran): the
+/// kernel's report of a user-mode write, delivered when the runtime next
+/// delivers signals.
+pub fn queue_write_fault(ctx: &mut ThreadCtx, addr: u64) {
+    // SAFETY: an all-zero siginfo is valid; fields are filled below.
+    let mut info: libc::siginfo_t = unsafe { core::mem::zeroed() };
+    info.si_signo = libc::SIGSEGV;
+    let mapped = sys::is_mapped(addr);
+    info.si_code = if mapped { 2 } else { 1 }; // SEGV_ACCERR, SEGV_MAPERR
+    set_si_addr(&mut info, addr);
+    with_signals_blocked(|| {
+        queue(ctx, libc::SIGSEGV, &info, None);
+        let n = pending_len(ctx);
+        ctx.pending[..n].rotate_right(1);
+        let p = &mut ctx.pending[0];
+        p.err = 0x6 | u64::from(mapped); // user, write, present
+        p.trapno = 14;
+        p.cr2 = addr;
+    });
+}
+
 /// Queues a fault the runtime itself detected for the guest (e.g. a jump to
 /// unmapped memory) and delivers it now.
 pub fn raise_fault(ctx: &mut ThreadCtx, sig: i32, addr: u64) {

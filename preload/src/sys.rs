@@ -23,10 +23,25 @@ global_asm!(
     "    ret",
 );
 
+// bool dgad_safe_touch(addr): whether the byte at addr can be written,
+// found by writing it unchanged (`lock or` of 0: atomic, so a concurrent
+// store of another thread is not undone); a fault returns false.
+global_asm!(
+    ".globl dgad_safe_touch",
+    "dgad_safe_touch:",
+    ".globl dgad_safe_touch_insn",
+    "dgad_safe_touch_insn:",
+    "    lock or byte ptr [rdi], 0",
+    "    mov eax, 1",
+    "    ret",
+);
+
 extern "C" {
     fn dgad_safe_copy(dst: *mut u8, src: *const u8, len: usize) -> bool;
     fn dgad_safe_copy_insn();
     fn dgad_safe_copy_fault();
+    fn dgad_safe_touch(addr: u64) -> bool;
+    fn dgad_safe_touch_insn();
 }
 
 /// Copies `len` bytes from memory that may be unmapped; returns false (with
@@ -39,9 +54,28 @@ pub unsafe fn safe_copy(dst: *mut u8, src: *const u8, len: usize) -> bool {
     unsafe { dgad_safe_copy(dst, src, len) }
 }
 
-/// If a fault happened inside `safe_copy`, where to continue instead.
+/// The first byte of `[addr, addr + len)` (`len` ≤ one page) that cannot
+/// be written, or `None`; writes nothing (each page's byte is rewritten
+/// unchanged, atomically).
+pub fn first_unwritable(addr: u64, len: usize) -> Option<u64> {
+    let last = addr.wrapping_add(len.max(1) as u64 - 1);
+    // SAFETY: faults of the probe are recovered (`safe_copy_fixup`); the
+    // probe does not change the byte's value.
+    if !unsafe { dgad_safe_touch(addr) } {
+        return Some(addr);
+    }
+    // SAFETY: as above.
+    if last & !4095 != addr & !4095 && !unsafe { dgad_safe_touch(last) } {
+        return Some(last & !4095);
+    }
+    None
+}
+
+/// If a fault happened inside `safe_copy` or `first_unwritable`'s probe,
+/// where to continue instead (both return false from there).
 pub fn safe_copy_fixup(pc: u64) -> Option<u64> {
-    (pc == dgad_safe_copy_insn as *const () as u64)
+    (pc == dgad_safe_copy_insn as *const () as u64
+        || pc == dgad_safe_touch_insn as *const () as u64)
         .then_some(dgad_safe_copy_fault as *const () as u64)
 }
 

@@ -2,6 +2,7 @@
 //! no AD inputs (and one that does) behave exactly as natively — stdout,
 //! exit status — while every instruction is instrumented.
 
+use std::os::unix::process::ExitStatusExt;
 use testsuite::{
     build_program, run_native, run_under_dgad, Compiler, Invocation, OptLevel, ScratchDir,
 };
@@ -44,6 +45,8 @@ const PROGRAMS: &[(&str, &[&str])] = &[
     ("c/fault_reports.c", &[]),
     ("c/stack_overflow_no_altstack.c", &[]),
     ("c/clone_stacks.c", &[]),
+    ("c/libm_bad_pointers.c", &[]),
+    ("c/libm_bad_pointers.c", &["die"]),
     ("cxx/exceptions.cpp", &[]),
     ("cxx/containers.cpp", &[]),
 ];
@@ -61,8 +64,8 @@ fn check_recorded(inv: &Invocation, what: &str) {
         ],
     );
     assert_eq!(
-        recorded.status.code(),
-        native.status.code(),
+        (recorded.status.code(), recorded.status.signal()),
+        (native.status.code(), native.status.signal()),
         "{what}: exit status differs under record mode"
     );
     assert!(

@@ -101,6 +101,7 @@ c_family_tests! {
     c_fault_reports = Program::new("c/fault_reports.c");
     c_stack_overflow_no_altstack = Program::new("c/stack_overflow_no_altstack.c");
     c_clone_stacks = Program::new("c/clone_stacks.c");
+    c_libm_bad_pointers = Program::new("c/libm_bad_pointers.c");
     // Exports its own memset & co., as sanitizer runtimes do.
     c_own_memfns = Program::new("c/own_memfns.c").link_args(&["-rdynamic"]);
     // The benchmark size would make -O0 under a slow mode take minutes.

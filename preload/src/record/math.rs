@@ -177,6 +177,14 @@ impl Host for RuntimeHost {
         crate::signals::queue_fault(ctx(), libc::SIGFPE, code, function);
     }
 
+    fn first_unwritable(addr: u64, len: usize) -> Option<u64> {
+        crate::sys::first_unwritable(addr, len)
+    }
+
+    fn write_fault(addr: u64) {
+        crate::signals::queue_write_fault(ctx(), addr);
+    }
+
     fn new_block(index1: u32, partial1: f64, index2: u32, partial2: f64) -> u32 {
         let Some(r) = super::recorder() else { return 0 };
         r.new_block(
