@@ -45,8 +45,14 @@ pub extern "C" fn dgad_dispatch(ctx: &mut ThreadCtx) {
                     // meanwhile is delivered after it ran, at the next
                     // boundary, so the shadows stay in step with the data.
                     let insn = cache::instrument_record(rec_addr);
-                    crate::record::apply::instrument(ctx, insn);
-                    return continue_in_block(ctx, rec_addr, rec.patch);
+                    match crate::record::apply::instrument(ctx, insn) {
+                        crate::record::apply::After::Run => {
+                            return continue_in_block(ctx, rec_addr, rec.patch)
+                        }
+                        // Part done, a signal waits: deliver it at the
+                        // instruction, which goes on after the handler.
+                        crate::record::apply::After::Restart => rec.target,
+                    }
                 }
                 Some(ExitKind::Verify) => {
                     // Writable code: run the translation only if the code

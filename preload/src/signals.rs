@@ -639,6 +639,11 @@ fn pending_len(ctx: &ThreadCtx) -> usize {
     unsafe { core::ptr::read_volatile(&ctx.pending_len) as usize }
 }
 
+/// Whether a signal waits for delivery to this thread.
+pub fn any_pending(ctx: &ThreadCtx) -> bool {
+    pending_len(ctx) > 0
+}
+
 /// Sets the queue's length in memory now (see [`pending_len`]).
 fn set_pending_len(ctx: &mut ThreadCtx, n: usize) {
     // SAFETY: as in `pending_len`.

@@ -722,3 +722,27 @@ fn signals_reach_a_loop_that_only_enters_the_runtime_for_arithmetic() {
         bars[0]
     );
 }
+
+/// Long `rep movs`/`rep stos` under a 100 µs timer: they finish (the
+/// previous library livelocked: every alarm came while it copied the
+/// whole range's shadow) and carry their derivatives, chunked or not
+/// (`programs/record/rep_strings.c`: d out/dx = N + 4 + 6x + 1).
+#[test]
+fn long_string_instructions_interrupted_by_a_timer_finish_with_their_derivatives() {
+    let prog = build("rep_strings.c", &[]);
+    let x = 1.5f64;
+    let inv = Invocation::new(&prog).args([x.to_string()]);
+    let native = run_native(&inv, None);
+    assert!(native.status.success(), "{native:?}");
+    assert!(native.stdout_text().ends_with("alarms yes\n"), "{native:?}");
+    let scratch = ScratchDir::new("record-rep-strings");
+    let dir = scratch.path().join("run");
+    record_as_natively(&inv, &dir, &native);
+    let bars = gradient(&dir, "1.0\n");
+    let want = 16384.0 + 4.0 + 6.0 * x + 1.0;
+    assert!(
+        (bars[0] - want).abs() <= 1e-9 * want,
+        "d out/dx {} vs {want}",
+        bars[0]
+    );
+}

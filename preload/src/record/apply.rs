@@ -21,18 +21,32 @@ use rewriter::semantics::{semantics, Elem, FpOp, LogicOp, Semantics, Shape, Spec
 use shadowmem::RegFile;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+/// What happens after an instruction's semantics were applied.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum After {
+    /// The instruction runs, in its block.
+    Run,
+    /// The instruction did part of its work here and a signal waits: the
+    /// guest continues at the instruction itself (a boundary; the signal
+    /// is delivered there first), with its registers as far as it got.
+    Restart,
+}
+
 /// Applies the semantics of `insn` (decoded at translation time), which is
 /// about to execute.
-pub fn instrument(ctx: &mut ThreadCtx, insn: &Instruction) {
-    let Some(r) = recorder() else { return };
+pub fn instrument(ctx: &mut ThreadCtx, insn: &Instruction) -> After {
+    let Some(r) = recorder() else {
+        return After::Run;
+    };
     let insn = *insn;
+    let mut after = After::Run;
     match semantics(insn.code()) {
         Some(Semantics::FpArith { op, elem, shape }) => fp_arith(ctx, r, &insn, op, elem, shape),
         Some(Semantics::FpConvert { from, to, shape }) => fp_convert(ctx, &insn, from, to, shape),
         Some(Semantics::BitLogic(op)) => bit_logic(ctx, r, &insn, op),
         Some(Semantics::Move) => moves(ctx, &insn),
         Some(Semantics::Special(SpecialKind::X87)) => x87(ctx, r, &insn),
-        Some(Semantics::Special(SpecialKind::String)) => strings(ctx, &insn),
+        Some(Semantics::Special(SpecialKind::String)) => after = strings(ctx, &insn),
         Some(Semantics::Special(SpecialKind::Exchange)) => exchange(ctx, &insn),
         Some(Semantics::Special(SpecialKind::StateSave)) => super::statesave::apply(ctx, &insn),
         Some(Semantics::NoWrite) | Some(Semantics::Special(SpecialKind::Control)) => {}
@@ -57,6 +71,7 @@ pub fn instrument(ctx: &mut ThreadCtx, insn: &Instruction) {
     if crate::init::config().trace {
         trace(ctx, &insn);
     }
+    after
 }
 
 /// One `DGAD_LOG` line: the instruction and the first index of each
@@ -1283,14 +1298,23 @@ fn write_mem_shadow(ctx: &mut ThreadCtx, addr: u64, buf: &[u8]) {
     }
 }
 
+/// Bytes of a `rep movs`/`rep stos` carried out per round by
+/// [`rep_in_chunks`].
+const REP_CHUNK_BYTES: u64 = 64 << 10;
+
 /// String instructions: `movs` copies shadow like data, `stos` stores the
 /// accumulator's shadow, `lods` loads it; compares write nothing tracked.
-fn strings(ctx: &mut ThreadCtx, insn: &Instruction) {
+fn strings(ctx: &mut ThreadCtx, insn: &Instruction) -> After {
     let size = insn.memory_size().size().max(1);
     let rep = insn.has_rep_prefix() || insn.has_repne_prefix();
     let count = if rep { ctx.regs.gpr[1] } else { 1 };
     if count == 0 {
-        return;
+        return After::Run;
+    }
+    if rep {
+        if let Some(after) = rep_in_chunks(ctx, insn, size as u64) {
+            return after;
+        }
     }
     let back = ctx.regs.rflags & (1 << 10) != 0;
     let (rsi, rdi) = (ctx.regs.gpr[6], ctx.regs.gpr[7]);
@@ -1349,6 +1373,138 @@ fn strings(ctx: &mut ThreadCtx, insn: &Instruction) {
             write_shadow(ctx, ShadowLoc::Reg(RegFile::gpr_offset(0, 0)), &sh[..full]);
         }
         _ => {}
+    }
+    After::Run
+}
+
+/// A `rep movs` or `rep stos` on application memory: done here, data and
+/// shadow a chunk at a time (at most [`REP_CHUNK_BYTES`]), the registers
+/// advanced after each chunk as the instruction advances them, until the
+/// count is zero (the instruction then runs with nothing left to do) or a
+/// signal waits (`After::Restart`: delivered at the instruction, which goes
+/// on from there after the handler). Applying the shadow of the whole
+/// range first and running the instruction natively took longer than a
+/// fast timer's period for 128 KiB (glibc's `memset` under a 100 µs
+/// timer); every signal then came during the shadow work, the step to the
+/// next boundary let one iteration run, and the instruction restarted with
+/// the shadow of nearly the whole range to redo: a livelock. Overlapping
+/// `movs` ranges go in chunks no longer than the distance between them,
+/// which gives exactly the instruction's element-by-element result.
+/// `None`: not handled here (memory without shadow, an overlap closer than
+/// one element, or a fault, which the instruction itself then raises at
+/// its element).
+fn rep_in_chunks(ctx: &mut ThreadCtx, insn: &Instruction, size: u64) -> Option<After> {
+    let moves = match insn.mnemonic() {
+        Mnemonic::Movsb | Mnemonic::Movsw | Mnemonic::Movsd | Mnemonic::Movsq => true,
+        Mnemonic::Stosb | Mnemonic::Stosw | Mnemonic::Stosd | Mnemonic::Stosq => false,
+        _ => return None,
+    };
+    let back = ctx.regs.rflags & (1 << 10) != 0;
+    // The byte range of `n` elements starting (in the instruction's
+    // direction) at `at`.
+    let range = |at: u64, n: u64| {
+        let bytes = n * size;
+        let lo = if back {
+            (at + size).wrapping_sub(bytes)
+        } else {
+            at
+        };
+        (lo, lo.wrapping_add(bytes))
+    };
+    let count = ctx.regs.gpr[1];
+    let (dst_lo, dst_hi) = range(ctx.regs.gpr[7], count);
+    if dst_hi <= dst_lo || !shadowmem::is_app_range(dst_lo, dst_hi) {
+        return None;
+    }
+    let mut chunk = REP_CHUNK_BYTES;
+    if moves {
+        let (src_lo, src_hi) = range(ctx.regs.gpr[6], count);
+        if src_hi <= src_lo || !shadowmem::is_app_range(src_lo, src_hi) {
+            return None;
+        }
+        if src_lo < dst_hi && dst_lo < src_hi {
+            // Within a chunk no longer than the distance, no byte is both
+            // read and written; chunks go in the instruction's direction.
+            let distance = ctx.regs.gpr[7].abs_diff(ctx.regs.gpr[6]);
+            if distance < size {
+                return None;
+            }
+            chunk = chunk.min(distance / size * size);
+        }
+    }
+    // `stos`: a page of the stored value and one of its shadow.
+    let mut value = [0u8; 4096];
+    let mut value_shadow = [0u8; 4096];
+    if !moves {
+        let mut acc = [0u8; 8];
+        read_shadow(ctx, ShadowLoc::Reg(RegFile::gpr_offset(0, 0)), &mut acc);
+        let rax = ctx.regs.gpr[0].to_le_bytes();
+        for (i, (v, sh)) in value.iter_mut().zip(value_shadow.iter_mut()).enumerate() {
+            *v = rax[i % size as usize];
+            *sh = acc[i % size as usize];
+        }
+    }
+    let step = chunk / size;
+    loop {
+        let count = ctx.regs.gpr[1];
+        if count == 0 {
+            return Some(After::Run);
+        }
+        let n = count.min(step);
+        let (lo, hi) = range(ctx.regs.gpr[7], n);
+        let bytes = (hi - lo) as usize;
+        if moves {
+            let (src, _) = range(ctx.regs.gpr[6], n);
+            // SAFETY: copies between guest ranges that do not overlap; a
+            // fault (unmapped or read-only memory) is recovered and
+            // reported as false. The shadows are application shadow,
+            // mapped for the whole process.
+            unsafe {
+                if !crate::sys::safe_copy(lo as *mut u8, src as *const u8, bytes) {
+                    return None;
+                }
+                core::ptr::copy_nonoverlapping(
+                    shadowmem::shadow_of(src) as *const u8,
+                    shadowmem::shadow_of(lo) as *mut u8,
+                    bytes,
+                );
+            }
+            let d = n * size;
+            ctx.regs.gpr[6] = if back {
+                ctx.regs.gpr[6] - d
+            } else {
+                ctx.regs.gpr[6] + d
+            };
+        } else {
+            let mut at = 0;
+            while at < bytes {
+                let len = (bytes - at).min(value.len());
+                // SAFETY: as above; the chunk starts on an element, and
+                // the page of values repeats the element (4096 is a
+                // multiple of every element size).
+                unsafe {
+                    if !crate::sys::safe_copy((lo as usize + at) as *mut u8, value.as_ptr(), len) {
+                        return None;
+                    }
+                    core::ptr::copy_nonoverlapping(
+                        value_shadow.as_ptr(),
+                        shadowmem::shadow_of(lo + at as u64) as *mut u8,
+                        len,
+                    );
+                }
+                at += len;
+            }
+        }
+        let d = n * size;
+        ctx.regs.gpr[7] = if back {
+            ctx.regs.gpr[7] - d
+        } else {
+            ctx.regs.gpr[7] + d
+        };
+        ctx.regs.gpr[1] = count - n;
+        if count > n && crate::signals::any_pending(ctx) {
+            return Some(After::Restart);
+        }
     }
 }
 
