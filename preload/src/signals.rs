@@ -690,51 +690,41 @@ pub fn queue_fault(ctx: &mut ThreadCtx, sig: i32, code: i32, addr: u64) {
 /// kernel's report of a user-mode write, delivered when the runtime next
 /// delivers signals.
 pub fn queue_write_fault(ctx: &mut ThreadCtx, addr: u64) {
-    // SAFETY: an all-zero siginfo is valid; fields are filled below.
-    let mut info: libc::siginfo_t = unsafe { core::mem::zeroed() };
-    info.si_signo = libc::SIGSEGV;
-    let mapped = sys::is_mapped(addr);
-    info.si_code = if mapped { 2 } else { 1 }; // SEGV_ACCERR, SEGV_MAPERR
-    set_si_addr(&mut info, addr);
-    with_signals_blocked(|| {
-        queue(ctx, libc::SIGSEGV, &info, None);
-        let n = pending_len(ctx);
-        ctx.pending[..n].rotate_right(1);
-        let p = &mut ctx.pending[0];
-        p.err = 0x6 | u64::from(mapped); // user, write, present
-        p.trapno = 14;
-        p.cr2 = addr;
-    });
+    queue_page_fault(ctx, libc::SIGSEGV, addr, 0x6); // user, write
 }
 
 /// Queues a fault the runtime itself detected for the guest (e.g. a jump to
 /// unmapped memory) and delivers it now.
 pub fn raise_fault(ctx: &mut ThreadCtx, sig: i32, addr: u64) {
-    // SAFETY: an all-zero siginfo is valid; fields are filled below.
-    let mut info: libc::siginfo_t = unsafe { core::mem::zeroed() };
-    info.si_signo = sig;
-    // The kernel's report of an instruction fetch there: SEGV_ACCERR and
-    // a present page for mapped memory without execute permission,
-    // SEGV_MAPERR for none; the page-fault error code (user, fetch) and
-    // trap number 14 in the frame.
-    let mapped = sys::is_mapped(addr);
-    info.si_code = if mapped { 2 } else { 1 };
-    set_si_addr(&mut info, addr);
     ctx.regs.rip = addr;
-    with_signals_blocked(|| {
-        queue(ctx, sig, &info, None);
-        // Move the fault to the front: it is synchronous.
-        let n = pending_len(ctx);
-        ctx.pending[..n].rotate_right(1);
-        let p = &mut ctx.pending[0];
-        p.err = 0x14 | u64::from(mapped);
-        p.trapno = 14;
-        p.cr2 = addr;
-    });
+    queue_page_fault(ctx, sig, addr, 0x14); // user, instruction fetch
     if guest_action(sig).handler <= 1 {
         die_of(sig);
     }
     deliver_pending(ctx);
+}
+
+/// Queues `sig` for a page fault at `addr` at the front of the queue (it
+/// is synchronous), as the kernel reports one: SEGV_ACCERR and a present
+/// page for mapped memory the access is not allowed on, SEGV_MAPERR for
+/// none; the page-fault error code (`access` bits, plus present) and trap
+/// number 14 in the frame.
+fn queue_page_fault(ctx: &mut ThreadCtx, sig: i32, addr: u64, access: u64) {
+    // SAFETY: an all-zero siginfo is valid; fields are filled below.
+    let mut info: libc::siginfo_t = unsafe { core::mem::zeroed() };
+    info.si_signo = sig;
+    let mapped = sys::is_mapped(addr);
+    info.si_code = if mapped { 2 } else { 1 };
+    set_si_addr(&mut info, addr);
+    with_signals_blocked(|| {
+        queue(ctx, sig, &info, None);
+        let n = pending_len(ctx);
+        ctx.pending[..n].rotate_right(1);
+        let p = &mut ctx.pending[0];
+        p.err = access | u64::from(mapped);
+        p.trapno = 14;
+        p.cr2 = addr;
+    });
 }
 
 /// Remembers that the guest's system call `nr` at `next - 2` was cut short

@@ -1311,12 +1311,12 @@ fn strings(ctx: &mut ThreadCtx, insn: &Instruction) -> After {
     if count == 0 {
         return After::Run;
     }
+    let back = ctx.regs.rflags & (1 << 10) != 0;
     if rep {
-        if let Some(after) = rep_in_chunks(ctx, insn, size as u64) {
+        if let Some(after) = rep_in_chunks(ctx, insn, size as u64, back) {
             return after;
         }
     }
-    let back = ctx.regs.rflags & (1 << 10) != 0;
     let (rsi, rdi) = (ctx.regs.gpr[6], ctx.regs.gpr[7]);
     let total = count * size as u64;
     let span = |start: u64| {
@@ -1393,13 +1393,12 @@ fn strings(ctx: &mut ThreadCtx, insn: &Instruction) -> After {
 /// `None`: not handled here (memory without shadow, an overlap closer than
 /// one element, or a fault, which the instruction itself then raises at
 /// its element).
-fn rep_in_chunks(ctx: &mut ThreadCtx, insn: &Instruction, size: u64) -> Option<After> {
+fn rep_in_chunks(ctx: &mut ThreadCtx, insn: &Instruction, size: u64, back: bool) -> Option<After> {
     let moves = match insn.mnemonic() {
         Mnemonic::Movsb | Mnemonic::Movsw | Mnemonic::Movsd | Mnemonic::Movsq => true,
         Mnemonic::Stosb | Mnemonic::Stosw | Mnemonic::Stosd | Mnemonic::Stosq => false,
         _ => return None,
     };
-    let back = ctx.regs.rflags & (1 << 10) != 0;
     // The byte range of `n` elements starting (in the instruction's
     // direction) at `at`.
     let range = |at: u64, n: u64| {
@@ -1411,6 +1410,8 @@ fn rep_in_chunks(ctx: &mut ThreadCtx, insn: &Instruction, size: u64) -> Option<A
         };
         (lo, lo.wrapping_add(bytes))
     };
+    // A pointer register moved past `bytes` bytes in that direction.
+    let advance = |at: u64, bytes: u64| if back { at - bytes } else { at + bytes };
     let count = ctx.regs.gpr[1];
     let (dst_lo, dst_hi) = range(ctx.regs.gpr[7], count);
     if dst_hi <= dst_lo || !shadowmem::is_app_range(dst_lo, dst_hi) {
@@ -1469,12 +1470,7 @@ fn rep_in_chunks(ctx: &mut ThreadCtx, insn: &Instruction, size: u64) -> Option<A
                     bytes,
                 );
             }
-            let d = n * size;
-            ctx.regs.gpr[6] = if back {
-                ctx.regs.gpr[6] - d
-            } else {
-                ctx.regs.gpr[6] + d
-            };
+            ctx.regs.gpr[6] = advance(ctx.regs.gpr[6], bytes as u64);
         } else {
             let mut at = 0;
             while at < bytes {
@@ -1495,12 +1491,7 @@ fn rep_in_chunks(ctx: &mut ThreadCtx, insn: &Instruction, size: u64) -> Option<A
                 at += len;
             }
         }
-        let d = n * size;
-        ctx.regs.gpr[7] = if back {
-            ctx.regs.gpr[7] - d
-        } else {
-            ctx.regs.gpr[7] + d
-        };
+        ctx.regs.gpr[7] = advance(ctx.regs.gpr[7], bytes as u64);
         ctx.regs.gpr[1] = count - n;
         if count > n && crate::signals::any_pending(ctx) {
             return Some(After::Restart);
