@@ -57,6 +57,9 @@ pub mod reason {
     pub const IBL_MISS: u64 = 1;
     /// Continue at `regs.rip` (takeover, new thread, signal delivery).
     pub const RESUME_AT_RIP: u64 = 2;
+    /// A thread that ran natively before the takeover enters for the
+    /// first time (`adopt`); continue at `regs.rip`.
+    pub const ADOPTED: u64 = 3;
 }
 
 /// Size reserved for the `xsave` image (AVX-512 needs 2,696 bytes).

@@ -76,6 +76,12 @@ pub extern "C" fn dgad_dispatch(ctx: &mut ThreadCtx) {
             ctx.ibl_misses += 1;
             ctx.ibl_target
         }
+        reason::ADOPTED => {
+            // Off the signal frame now: the thread gets the runtime's
+            // alternate stack (the guest's was kept by `adopt`).
+            ctx.install_signal_stack();
+            ctx.regs.rip
+        }
         _ => ctx.regs.rip,
     };
     ctx.regs.rip = target;

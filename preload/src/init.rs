@@ -236,9 +236,11 @@ pub extern "C" fn dgad_init(
     if !ctx.install() {
         fail("arch_prctl(ARCH_SET_GS) failed: cannot give the runtime a segment base");
     }
+    ctx.guest_ss = crate::signals::altstack_of_calling_thread();
     ctx.install_signal_stack();
     crate::threads::register(ctx);
     crate::signals::init();
+    crate::adopt::existing_threads();
     crate::log!("takeover of pid {}", pid());
     1
 }

@@ -27,6 +27,8 @@
 //! `rewriter` crate); [`syscall`], [`signals`] and [`threads`] keep the guest's
 //! view of the kernel intact.
 
+pub mod adopt;
+pub mod adopt_traced;
 pub mod alloc;
 pub mod cache;
 pub mod context;

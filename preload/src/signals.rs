@@ -164,6 +164,11 @@ fn kernel_sigaction(
 }
 
 fn install_host(sig: i32, guest: &KernelSigaction) -> i64 {
+    install_host_with(sig, guest, 0)
+}
+
+/// [`install_host`] with `extra` flags for the host handler.
+fn install_host_with(sig: i32, guest: &KernelSigaction, extra: u64) -> i64 {
     // Always on the runtime's alternate stack (the guest's SA_ONSTACK is
     // for the frames the runtime builds): the kernel's frame must not
     // land below the guest's red zone, where lookups keep registers.
@@ -172,6 +177,7 @@ fn install_host(sig: i32, guest: &KernelSigaction) -> i64 {
     let host = KernelSigaction {
         handler: dgad_host_handler_entry as *const () as u64,
         flags: (guest.flags & keep)
+            | extra
             | libc::SA_SIGINFO as u64
             | libc::SA_ONSTACK as u64
             | SA_RESTORER,
@@ -196,12 +202,19 @@ pub fn init() {
             set_guest_action(sig, &old);
         }
     }
+    // Handlers set before the takeover (by `.preinit_array`, library
+    // constructors) run translated like later ones.
     for sig in 1..NSIG as i32 {
         let act = guest_action(sig);
-        if runtime_keeps(sig, act.handler) {
+        if guest_handles(act.handler) || runtime_keeps(sig, act.handler) {
             install_host(sig, &act);
         }
     }
+}
+
+/// Whether `handler` is a function of the guest's (not `SIG_DFL`/`SIG_IGN`).
+fn guest_handles(handler: u64) -> bool {
+    handler != libc::SIG_DFL as u64 && handler != libc::SIG_IGN as u64
 }
 
 /// Whether the host handler must stay installed for `sig` although the
@@ -288,9 +301,7 @@ pub fn sigaction(sig: i32, act: u64, oldact: u64, setsize: u64) -> i64 {
         // SAFETY: reading the guest's struct; a bad pointer faults in the
         // runtime, which is reported as an internal error.
         let new = unsafe { core::ptr::read_unaligned(act as *const KernelSigaction) };
-        let guest_handles =
-            new.handler != libc::SIG_DFL as u64 && new.handler != libc::SIG_IGN as u64;
-        let r = if guest_handles || runtime_keeps(sig, new.handler) {
+        let r = if guest_handles(new.handler) || runtime_keeps(sig, new.handler) {
             install_host(sig, &new)
         } else {
             kernel_sigaction(sig, Some(&new), None)
@@ -461,7 +472,7 @@ fn locate(pc: u64) -> Option<(u64, bool, InsnMapEntry)> {
     Some((e.guest_pc, exact, e))
 }
 
-fn is_fault(sig: i32, info: &libc::siginfo_t) -> bool {
+pub(crate) fn is_fault(sig: i32, info: &libc::siginfo_t) -> bool {
     matches!(
         sig,
         libc::SIGSEGV | libc::SIGBUS | libc::SIGFPE | libc::SIGILL | libc::SIGTRAP
@@ -519,15 +530,16 @@ fn redirect(ctx: &mut ThreadCtx, uc: &mut libc::ucontext_t, guest_pc: u64, at: I
 /// The handler the kernel runs for every guest-handled signal. Signal
 /// context: no allocation, no locks.
 extern "C" fn host_handler(sig: i32, info: *mut libc::siginfo_t, ucv: *mut libc::c_void) {
-    // SAFETY: the kernel passes valid siginfo and ucontext pointers; every
-    // thread running guest code has a context installed in %gs.
-    let (info, uc, ctx) = unsafe {
-        (
-            &*info,
-            &mut *(ucv as *mut libc::ucontext_t),
-            crate::context::current(),
-        )
-    };
+    // SAFETY: the kernel passes valid siginfo and ucontext pointers.
+    let (info, uc) = unsafe { (&*info, &mut *(ucv as *mut libc::ucontext_t)) };
+    if !crate::context::installed() {
+        return on_thread_without_context(sig, info, uc);
+    }
+    if crate::adopt::is_request(info) {
+        return; // adopted already, by an earlier signal
+    }
+    // SAFETY: the thread has a context installed in %gs (checked above).
+    let ctx = unsafe { crate::context::current() };
     let pc = uc.uc_mcontext.gregs[libc::REG_RIP as usize] as u64;
     if matches!(sig, libc::SIGSEGV | libc::SIGBUS) {
         if let Some(fixup) = sys::safe_copy_fixup(pc) {
@@ -594,6 +606,80 @@ extern "C" fn host_handler(sig: i32, info: *mut libc::siginfo_t, ucv: *mut libc:
             sys::exit_group(125);
         }
         None => queue(ctx, sig, info, None),
+    }
+}
+
+/// A signal on a thread that started before the takeover and runs
+/// natively still: adopt it (`adopt`), or, if that cannot be done, carry
+/// out a default action that ends the process and drop anything else.
+/// Signal context.
+fn on_thread_without_context(sig: i32, info: &libc::siginfo_t, uc: &mut libc::ucontext_t) {
+    if crate::adopt::adopt_in_handler(sig, info, uc) || crate::adopt::is_request(info) {
+        return;
+    }
+    let handler = guest_action(sig).handler;
+    if handler == libc::SIG_DFL as u64 && !default_ignores(sig) {
+        return die_by_default(sig, is_fault(sig, info));
+    }
+    crate::dgad_eprintln!(
+        "signal {} reached thread {}, which runs natively (it could not be taken over): \
+         the signal is lost",
+        sig,
+        sys::gettid()
+    );
+}
+
+/// Queues `sig` for a thread adopted in the handler that caught it; the
+/// dispatcher delivers it before the thread runs guest code. Signal
+/// context.
+pub(crate) fn queue_for_adopted(ctx: &mut ThreadCtx, sig: i32, info: &libc::siginfo_t) {
+    queue(ctx, sig, info, None);
+}
+
+/// The calling thread's alternate signal stack as the guest set it (for
+/// a thread taken over while running natively), or `NO_ALTSTACK`.
+pub(crate) fn altstack_of_calling_thread() -> libc::stack_t {
+    let mut ss = crate::context::NO_ALTSTACK;
+    // SAFETY: sigaltstack writes the old value into the local.
+    let r = unsafe {
+        sys::syscall3(
+            libc::SYS_sigaltstack,
+            0,
+            &mut ss as *mut libc::stack_t as u64,
+            0,
+        )
+    };
+    if r != 0 || ss.ss_flags & libc::SS_DISABLE != 0 {
+        return crate::context::NO_ALTSTACK;
+    }
+    ss.ss_flags &= SS_AUTODISARM;
+    ss
+}
+
+/// Gives `sig` the host handler for adoption requests (`adopt`), whatever
+/// the guest's disposition: one it ignores would be dropped by the kernel.
+/// With `SA_RESTART`: a thread the request finds waiting in a system call
+/// the kernel restarts (a futex wait) comes back to the `syscall`
+/// instruction, which then runs again translated.
+pub(crate) fn take_for_requests(sig: i32) {
+    let _g = ACTION_LOCK.lock();
+    install_host_with(sig, &guest_action(sig), libc::SA_RESTART as u64);
+}
+
+/// The signals whose disposition is a handler of the guest's, as a mask
+/// (bit `sig - 1`).
+pub(crate) fn guest_handled_mask() -> u64 {
+    (1..NSIG as i32)
+        .filter(|&sig| guest_handles(guest_action(sig).handler))
+        .fold(0, |m, sig| m | 1 << (sig - 1))
+}
+
+/// Gives `sig` back the disposition it has without requests.
+pub(crate) fn give_back_after_requests(sig: i32) {
+    let _g = ACTION_LOCK.lock();
+    let act = guest_action(sig);
+    if !guest_handles(act.handler) && !runtime_keeps(sig, act.handler) {
+        kernel_sigaction(sig, Some(&act), None);
     }
 }
 

@@ -184,6 +184,15 @@ fn start_member(child: &mut ThreadCtx, flags: u64, parent: &ThreadCtx) {
     }
 }
 
+/// Registers the context of a thread that ran natively before the
+/// takeover, taken over in the host handler: a member of the group like
+/// any other. Signal-safe.
+pub fn adopted(ctx: &mut ThreadCtx) {
+    ctx.life.store(life::RUNNING, Ordering::Release);
+    MEMBERS.fetch_add(1, Ordering::AcqRel);
+    register(ctx);
+}
+
 /// Records the tid of a context (for diagnostics); `0` while unknown.
 pub fn note_tid(ctx: &mut ThreadCtx) {
     ctx.tid = crate::sys::gettid();
