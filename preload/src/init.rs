@@ -29,7 +29,7 @@ pub enum CpuidPolicy {
 pub struct Config {
     /// `DGAD_MODE`.
     pub mode: Mode,
-    /// `DGAD_STATS=1`.
+    /// `DGAD_STATS`.
     pub stats: bool,
     /// File descriptor of `DGAD_LOG`, or -1.
     pub log_fd: i32,
@@ -38,13 +38,13 @@ pub struct Config {
     pub dump_cache: Option<Vec<u8>>,
     /// `DGAD_CPUID`.
     pub cpuid: CpuidPolicy,
-    /// `DGAD_TRACE=1` (with `DGAD_LOG`): log every instrumented instruction
+    /// `DGAD_TRACE` (with `DGAD_LOG`): log every instrumented instruction
     /// with the indices it leaves in its destinations.
     pub trace: bool,
-    /// `DGAD_MATHWRAP` (on unless `0`): answer libm calls natively with
+    /// `DGAD_MATHWRAP` (on by default): answer libm calls natively with
     /// analytic derivatives (record mode).
     pub mathwrap: bool,
-    /// `DGAD_TAPE_WRITER` (on unless `0`): a thread of the runtime writes
+    /// `DGAD_TAPE_WRITER` (on by default): a thread of the runtime writes
     /// full tape chunks while the program goes on.
     pub tape_writer: bool,
     /// The `LD_PRELOAD` entry that loaded us, re-added on `execve` if the
@@ -75,25 +75,6 @@ pub fn refresh_pid() {
     PID.store(crate::sys::getpid(), Ordering::Relaxed);
 }
 
-fn env_lookup(envp: *const *const libc::c_char, name: &[u8]) -> Option<&'static [u8]> {
-    if envp.is_null() {
-        return None;
-    }
-    let mut p = envp;
-    // SAFETY: envp is the NULL-terminated environment array the loader
-    // passes to initialisers; its strings live for the whole process.
-    unsafe {
-        while !(*p).is_null() {
-            let s = core::ffi::CStr::from_ptr(*p).to_bytes();
-            if s.len() > name.len() && s.starts_with(name) && s[name.len()] == b'=' {
-                return Some(&s[name.len() + 1..]);
-            }
-            p = p.add(1);
-        }
-    }
-    None
-}
-
 /// The `DGAD_` entries of `envp`, each NUL-terminated.
 fn dgad_entries(envp: *const *const libc::c_char) -> Vec<Vec<u8>> {
     let mut out = Vec::new();
@@ -101,7 +82,8 @@ fn dgad_entries(envp: *const *const libc::c_char) -> Vec<Vec<u8>> {
         return out;
     }
     let mut p = envp;
-    // SAFETY: as in `env_lookup`.
+    // SAFETY: envp is the NULL-terminated environment array the loader
+    // passes to initialisers; its strings live for the whole process.
     unsafe {
         while !(*p).is_null() {
             let s = core::ffi::CStr::from_ptr(*p).to_bytes_with_nul();
@@ -120,8 +102,11 @@ fn fail(msg: &str) -> ! {
 }
 
 fn read_config(envp: *const *const libc::c_char) -> Config {
-    let get = |n: &str| env_lookup(envp, n.as_bytes());
-    let record = get("DGAD_RECORD").filter(|d| !d.is_empty());
+    crate::settings::warn_unknown(envp);
+    // Empty values are unset ones (`settings::value`).
+    let get = |n: &str| crate::settings::value(envp, n);
+    let switch = |n: &str| crate::settings::switch(envp, n);
+    let record = get("DGAD_RECORD");
     let mode = match (get("DGAD_MODE"), record) {
         (Some(b"null"), _) | (None, None) => Mode::Null,
         (Some(b"record"), Some(_)) | (None, Some(_)) => Mode::Record,
@@ -167,26 +152,15 @@ fn read_config(envp: *const *const libc::c_char) -> Config {
             .find(|e| e.ends_with(b"libdgad.so"))
             .map(<[u8]>::to_vec)
     });
-    // On/off switches that are on unless set to 0.
-    let switch = |name: &str| match get(name) {
-        None | Some(b"1") => true,
-        Some(b"0") => false,
-        Some(v) => fail(&format!(
-            "{name}={} is not one of 0 (off), 1 (on, the default)",
-            String::from_utf8_lossy(v)
-        )),
-    };
     let mathwrap = switch("DGAD_MATHWRAP");
     let tape_writer = switch("DGAD_TAPE_WRITER");
-    let trace = matches!(get("DGAD_TRACE"), Some(v) if v != b"0") && log_fd >= 0;
-    let dump_cache = get("DGAD_DUMP_CACHE")
-        .filter(|p| !p.is_empty())
-        .map(<[u8]>::to_vec);
+    let trace = switch("DGAD_TRACE") && log_fd >= 0;
+    let dump_cache = get("DGAD_DUMP_CACHE").map(<[u8]>::to_vec);
     Config {
         own_env: dgad_entries(envp),
         tape_writer,
         mode,
-        stats: matches!(get("DGAD_STATS"), Some(v) if v != b"0"),
+        stats: switch("DGAD_STATS"),
         log_fd,
         dump_cache,
         cpuid,
@@ -198,13 +172,13 @@ fn read_config(envp: *const *const libc::c_char) -> Config {
 
 /// Called by `dgad_takeover` from the loader's initialiser loop. Returns 1
 /// when the calling thread should continue under the runtime, 0 to run
-/// natively (`DGAD_DISABLE=1`).
+/// natively (`DGAD_DISABLE` on).
 pub extern "C" fn dgad_init(
     _argc: i32,
     _argv: *const *const libc::c_char,
     envp: *const *const libc::c_char,
 ) -> u32 {
-    if matches!(env_lookup(envp, b"DGAD_DISABLE"), Some(v) if v != b"0") {
+    if crate::settings::switch(envp, "DGAD_DISABLE") {
         return 0;
     }
     refresh_pid();

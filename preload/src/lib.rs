@@ -43,6 +43,7 @@ pub mod lock;
 pub mod log;
 pub mod memfns;
 pub mod record;
+pub mod settings;
 pub mod signals;
 pub mod stats;
 pub mod sys;

@@ -5,7 +5,7 @@
 use super::guest::{read_index, read_u64, ShadowLoc};
 use super::recorder;
 use crate::context::{reg, ThreadCtx};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 const BASE: u64 = 0x4447_0000;
 const GET_DOTVALUE: u64 = BASE;
@@ -51,6 +51,7 @@ fn shadow_at(addr: u64) -> Option<ShadowLoc> {
 /// requests of other modes leave the default).
 pub fn handle(ctx: &mut ThreadCtx) {
     let Some(r) = recorder() else {
+        note_unrecorded_input(ctx);
         return; // null mode: behave as natively
     };
     let args = load_words(ctx.regs.gpr[reg::RAX]);
@@ -109,6 +110,28 @@ pub fn handle(ctx: &mut ThreadCtx) {
     };
     if let Some(v) = result {
         ctx.regs.gpr[reg::RDX] = v;
+    }
+}
+
+/// Null mode: the first input declaration (`INDEX_TO_FILE` of the input
+/// file, which `DG_INPUTF`, `dgad_input` and `dgad.input` issue) gets one
+/// line per process saying that nothing records it. Costs nothing to a
+/// program without client requests: they are the only way here.
+fn note_unrecorded_input(ctx: &ThreadCtx) {
+    static TOLD: AtomicBool = AtomicBool::new(false);
+    if TOLD.load(Ordering::Relaxed) {
+        return;
+    }
+    let mut b = [0u8; 16];
+    if !super::guest::read_mem(ctx.regs.gpr[reg::RAX], &mut b) {
+        return;
+    }
+    let word = |i: usize| u64::from_le_bytes(b[8 * i..8 * i + 8].try_into().unwrap());
+    if word(0) == INDEX_TO_FILE && word(1) == 0 && !TOLD.swap(true, Ordering::Relaxed) {
+        let why = crate::settings::why_not_recording(&crate::init::config().own_env);
+        crate::dgad_eprintln!(
+            "the program marks AD inputs, but nothing is recorded ({why}): derivatives are not computed"
+        );
     }
 }
 
