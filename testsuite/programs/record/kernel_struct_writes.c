@@ -1,13 +1,17 @@
 /* Structures the kernel fills must be passive afterwards, although active
  * values lay there before (issue 16, point 4). Each case stores x*k into a
  * buffer, lets one system call overwrite the bytes where the value's
- * index lies, reads them back as a double and outputs it: y0..y11 must
- * have derivative 0 (a stale index gives k). y12 lies right after a
- * pipe2 result and keeps its derivative, 5: nothing more is cleared.
+ * index lies, reads them back as a double and outputs it: y0..y11 and
+ * y13 must have derivative 0 (a stale index gives 2). y12 lies right
+ * after a pipe2 result and keeps its derivative, 5: nothing more is
+ * cleared. y13: the remaining time of a nanosleep a signal interrupts
+ * (written although the call fails with EINTR).
  * Prints which cases ran (nothing that differs between runs).
  * Usage: kernel_struct_writes X [K]   (K: output y_K only) */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <linux/random.h>
 #include <poll.h>
 #include <stdio.h>
@@ -27,7 +31,7 @@
 #include <unistd.h>
 #include <valgrind/derivgrind.h>
 
-#define CASES 13
+#define CASES 14
 
 typedef double __attribute__((aligned(1), may_alias)) unaligned_double;
 
@@ -35,6 +39,11 @@ static void fill(volatile double *d, int n, double x)
 {
     for (int i = 0; i < n; i++)
         d[i] = x * (i + 2);
+}
+
+static void on_alarm(int sig)
+{
+    (void)sig;
 }
 
 static int fail(const char *what)
@@ -186,6 +195,24 @@ int main(int argc, char **argv)
     if (times(&tm.t) == (clock_t)-1)
         return fail("times");
     y[11] = tm.d[0];
+
+    /* nanosleep interrupted by SIGALRM (no SA_RESTART): the remaining
+     * time. */
+    struct sigaction sa_alarm;
+    memset(&sa_alarm, 0, sizeof sa_alarm);
+    sa_alarm.sa_handler = on_alarm;
+    sigaction(SIGALRM, &sa_alarm, NULL);
+    union {
+        struct timespec t;
+        double d[2];
+    } rem;
+    fill(rem.d, 2, x);
+    struct itimerval soon = {.it_value = {.tv_usec = 20000}};
+    setitimer(ITIMER_REAL, &soon, NULL);
+    struct timespec long_sleep = {.tv_sec = 20};
+    if (nanosleep(&long_sleep, &rem.t) != -1 || errno != EINTR)
+        return fail("nanosleep");
+    y[13] = rem.d[0];
 
     for (int k = 0; k < CASES; k++)
         if (argc < 3 || k == atoi(argv[2]))

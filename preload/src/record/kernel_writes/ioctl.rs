@@ -139,28 +139,39 @@ pub fn ioctl(a: &[u64; 7], r: i64) {
         return;
     }
     let (request, arg) = (a[2] as u32, a[3]);
+    match writes(request) {
+        Classic::Nothing => {}
+        Classic::Bytes(n) => clear(arg, n),
+        Classic::Custom(f) => f(arg),
+        Classic::Unknown => unknown(request),
+    }
+}
+
+/// What `request` writes through its argument.
+fn writes(request: u32) -> Classic {
     let (dir, size) = (request >> 30, u64::from((request >> 16) & 0x3fff));
     if request == FS_IOC_FIEMAP {
-        let extents = read_u32(arg + 20).map_or(0, u64::from);
-        clear(arg, 32 + 56 * extents.min(1 << 16));
+        Classic::Custom(fiemap)
     } else if dir & 2 != 0 {
         // _IOR, _IOWR: the structure the request names.
-        clear(arg, size);
+        Classic::Bytes(size)
     } else if dir == 1 {
         // _IOW: the kernel only reads.
+        Classic::Nothing
     } else {
-        match CLASSIC.binary_search_by_key(&request, |&(r, _)| r) {
-            Ok(i) => match CLASSIC[i].1 {
-                Classic::Nothing => {}
-                Classic::Bytes(n) => clear(arg, n),
-                Classic::Custom(f) => f(arg),
-                Classic::Unknown => unknown(request),
-            },
-            // An `_IO` request (no data), or a classic one dgad does not
-            // know: they cannot be told apart.
-            Err(_) => unknown(request),
-        }
+        // A classic request, or an `_IO` one (no data) or a classic one
+        // dgad does not know: these two cannot be told apart.
+        CLASSIC
+            .binary_search_by_key(&request, |&(r, _)| r)
+            .map_or(Classic::Unknown, |i| CLASSIC[i].1)
     }
+}
+
+/// `struct fiemap`: a 32-byte header (the number of extents mapped at
+/// offset 20), then 56 bytes per extent.
+fn fiemap(arg: u64) {
+    let extents = read_u32(arg + 20).map_or(0, u64::from);
+    clear(arg, 32 + 56 * extents.min(1 << 16));
 }
 
 /// `SIOCGIFCONF`: `struct ifconf` is the buffer's length (written back)
@@ -198,10 +209,37 @@ fn unknown(request: u32) {
 
 #[cfg(test)]
 mod tests {
-    use super::CLASSIC;
+    use super::{writes, Classic, CLASSIC};
 
     #[test]
     fn classic_requests_are_sorted_and_unique() {
         assert!(CLASSIC.windows(2).all(|w| w[0].0 < w[1].0));
+    }
+
+    fn bytes(request: u32) -> Option<u64> {
+        match writes(request) {
+            Classic::Bytes(n) => Some(n),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn requests_are_decoded() {
+        // _IOR('T', 0x30, unsigned int): TIOCGPTN.
+        assert_eq!(bytes(0x8004_5430), Some(4));
+        // _IOR('R', 0, int): RNDGETENTCNT.
+        assert_eq!(bytes(0x8004_5200), Some(4));
+        // _IOWR(0xAA, 3, struct uffdio_copy): 40 bytes.
+        assert_eq!(bytes(0xc028_aa03), Some(40));
+        // _IOW('T', 0x31, int): TIOCSPTLCK.
+        assert!(matches!(writes(0x4004_5431), Classic::Nothing));
+        // TCGETS, TIOCGWINSZ, FIONREAD, FIONBIO (classic).
+        assert_eq!(bytes(0x5401), Some(36));
+        assert_eq!(bytes(0x5413), Some(8));
+        assert_eq!(bytes(0x541b), Some(4));
+        assert!(matches!(writes(0x5421), Classic::Nothing));
+        // _IO(0xAE, 0x80): KVM_RUN, no size to go by.
+        assert!(matches!(writes(0xae80), Classic::Unknown));
+        assert!(matches!(writes(0xc020_660b), Classic::Custom(_)));
     }
 }

@@ -101,6 +101,20 @@ pub fn after_syscall(nr: i64, a: &[u64; 7], result: i64) {
 
 /// Clears output `o` of a call with arguments `a` that returned `result`.
 fn written(o: &Out, a: &[u64; 7], result: i64) {
+    if let Some((ptr, len)) = extent(o, a, result, special::read_u32) {
+        clear(ptr, len);
+    }
+}
+
+/// Where and how many bytes output `o` of a call with arguments `a` that
+/// returned `result` holds, if it was written; `read_u32` reads a length
+/// the kernel stored.
+fn extent(
+    o: &Out,
+    a: &[u64; 7],
+    result: i64,
+    read_u32: impl Fn(u64) -> Option<u32>,
+) -> Option<(u64, u64)> {
     let wanted = match o.when {
         When::Success => result >= 0,
         When::AlsoInterrupted => result >= 0 || result == EINTR,
@@ -108,7 +122,7 @@ fn written(o: &Out, a: &[u64; 7], result: i64) {
     };
     let ptr = a[usize::from(o.arg)];
     if !wanted || ptr == 0 {
-        return;
+        return None;
     }
     let arg = |n: u8| a[usize::from(n)];
     let returned = result.max(0) as u64;
@@ -116,13 +130,14 @@ fn written(o: &Out, a: &[u64; 7], result: i64) {
         Size::Bytes(n) => n,
         Size::Returned => returned,
         Size::ReturnedTimes(n) => returned.saturating_mul(n),
+        Size::ReturnedWithin(n, k) => returned.min(arg(n)).saturating_mul(k),
         Size::Arg(n) => arg(n),
         Size::ArgTimes(n, k) => arg(n).saturating_mul(k),
-        Size::LenAt(n) => special::read_u32(arg(n)).map_or(0, u64::from),
+        Size::LenAt(n) => read_u32(arg(n)).map_or(0, u64::from),
         Size::BitsIn(n) => (arg(n) & 0xffff_ffff).div_ceil(64) * 8,
         Size::PagesIn(n) => arg(n).div_ceil(4096),
     };
-    clear(ptr, len);
+    Some((ptr, len))
 }
 
 /// One bit per report already made in this process, keyed by system call
@@ -172,5 +187,58 @@ fn report_shared(addr: u64, len: u64, how: &str) {
              any later shared mapping) may carry stale derivatives",
             addr.saturating_add(len)
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::table::{Effect, TABLE};
+    use super::{extent, EINTR};
+
+    /// The extents `nr` writes, by its table entry.
+    fn extents(nr: i64, a: [u64; 7], result: i64, len_at: u32) -> Vec<(u64, u64)> {
+        let Effect::Writes(outs) = TABLE[nr as usize] else {
+            panic!("system call {nr} has no size rules");
+        };
+        outs.iter()
+            .filter_map(|o| extent(o, &a, result, |_| Some(len_at)))
+            .collect()
+    }
+
+    #[test]
+    fn size_rules_give_the_bytes_written() {
+        // wait4(pid, status, options, rusage).
+        let a = [0, 7, 0x1000, 0, 0x2000, 0, 0];
+        assert_eq!(
+            extents(libc::SYS_wait4, a, 7, 0),
+            [(0x1000, 4), (0x2000, 144)]
+        );
+        // No rusage pointer, and nothing after an error.
+        let a = [0, 7, 0x1000, 0, 0, 0, 0];
+        assert_eq!(extents(libc::SYS_wait4, a, 7, 0), [(0x1000, 4)]);
+        assert!(extents(libc::SYS_wait4, a, -10, 0).is_empty());
+        // getsockname(fd, addr, &len): the length the kernel stored.
+        let a = [0, 3, 0x1000, 0x2000, 0, 0, 0];
+        assert_eq!(
+            extents(libc::SYS_getsockname, a, 0, 8),
+            [(0x1000, 8), (0x2000, 4)]
+        );
+        // select(65 fds, ...): two longs per set; the timeout also after EINTR.
+        let a = [0, 65, 0x1000, 0, 0x3000, 0x4000, 0];
+        assert_eq!(
+            extents(libc::SYS_select, a, 1, 0),
+            [(0x1000, 16), (0x3000, 16), (0x4000, 16)]
+        );
+        assert_eq!(extents(libc::SYS_select, a, EINTR, 0), [(0x4000, 16)]);
+        // nanosleep: the remaining time only when interrupted.
+        let a = [0, 0x1000, 0x2000, 0, 0, 0, 0];
+        assert!(extents(libc::SYS_nanosleep, a, 0, 0).is_empty());
+        assert_eq!(extents(libc::SYS_nanosleep, a, EINTR, 0), [(0x2000, 16)]);
+        // epoll_wait: 12 bytes per event returned.
+        let a = [0, 3, 0x1000, 16, 0, 0, 0];
+        assert_eq!(extents(libc::SYS_epoll_wait, a, 3, 0), [(0x1000, 36)]);
+        // getxattr asked for the size (0): nothing written.
+        let a = [0, 0x1000, 0x2000, 0x3000, 0, 0, 0];
+        assert_eq!(extents(libc::SYS_getxattr, a, 20, 0), [(0x3000, 0)]);
     }
 }

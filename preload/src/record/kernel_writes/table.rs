@@ -58,6 +58,10 @@ pub enum Size {
     Returned,
     /// The call's result times an element size (records returned).
     ReturnedTimes(u64),
+    /// The call's result, at most argument `n`, times an element size:
+    /// calls that, given a size of 0, return the size needed and write
+    /// nothing.
+    ReturnedWithin(u8, u64),
     /// The value of argument `n`, in bytes.
     Arg(u8),
     /// The value of argument `n` times an element size.
@@ -102,7 +106,7 @@ const fn bytes<T>() -> Size {
 pub const LAST: usize = 462;
 
 use Effect::{Custom, Nothing, Unknown, Writes};
-use Size::{Arg, ArgTimes, BitsIn, Bytes, LenAt, PagesIn, Returned, ReturnedTimes};
+use Size::{Arg, ArgTimes, BitsIn, Bytes, LenAt, PagesIn, Returned, ReturnedTimes, ReturnedWithin};
 
 /// The kernel's `struct stat`.
 const STAT: Size = bytes::<libc::stat>();
@@ -318,8 +322,7 @@ const ENTRIES: &[(i64, Effect)] = &[
     (libc::SYS_setsid, Nothing),
     (libc::SYS_setreuid, Nothing),
     (libc::SYS_setregid, Nothing),
-    // With a size of 0 only the count is returned (nothing written).
-    (libc::SYS_getgroups, Writes(&[out(2, ReturnedTimes(4))])),
+    (libc::SYS_getgroups, Writes(&[out(2, ReturnedWithin(1, 4))])),
     (libc::SYS_setgroups, Nothing),
     (libc::SYS_setresuid, Nothing),
     (
@@ -413,12 +416,18 @@ const ENTRIES: &[(i64, Effect)] = &[
     (libc::SYS_setxattr, Nothing),
     (libc::SYS_lsetxattr, Nothing),
     (libc::SYS_fsetxattr, Nothing),
-    (libc::SYS_getxattr, Writes(&[out(3, Returned)])),
-    (libc::SYS_lgetxattr, Writes(&[out(3, Returned)])),
-    (libc::SYS_fgetxattr, Writes(&[out(3, Returned)])),
-    (libc::SYS_listxattr, Writes(&[out(2, Returned)])),
-    (libc::SYS_llistxattr, Writes(&[out(2, Returned)])),
-    (libc::SYS_flistxattr, Writes(&[out(2, Returned)])),
+    (libc::SYS_getxattr, Writes(&[out(3, ReturnedWithin(4, 1))])),
+    (libc::SYS_lgetxattr, Writes(&[out(3, ReturnedWithin(4, 1))])),
+    (libc::SYS_fgetxattr, Writes(&[out(3, ReturnedWithin(4, 1))])),
+    (libc::SYS_listxattr, Writes(&[out(2, ReturnedWithin(3, 1))])),
+    (
+        libc::SYS_llistxattr,
+        Writes(&[out(2, ReturnedWithin(3, 1))]),
+    ),
+    (
+        libc::SYS_flistxattr,
+        Writes(&[out(2, ReturnedWithin(3, 1))]),
+    ),
     (libc::SYS_removexattr, Nothing),
     (libc::SYS_lremovexattr, Nothing),
     (libc::SYS_fremovexattr, Nothing),
