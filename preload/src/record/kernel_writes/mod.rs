@@ -75,13 +75,12 @@ pub fn after_syscall(nr: i64, a: &[u64; 7], result: i64) {
     if result < 0 && result != EINTR {
         return;
     }
-    let Some(effect) = usize::try_from(nr).ok().and_then(|n| table::TABLE.get(n)) else {
-        if result >= 0 {
-            unclassified(nr);
-        }
-        return;
-    };
-    match *effect {
+    let effect = usize::try_from(nr)
+        .ok()
+        .and_then(|n| table::TABLE.get(n).copied())
+        .unwrap_or(Effect::Unclassified);
+    let succeeded = result >= 0;
+    match effect {
         Effect::Nothing => {}
         Effect::Writes(outs) => {
             for o in outs {
@@ -89,13 +88,9 @@ pub fn after_syscall(nr: i64, a: &[u64; 7], result: i64) {
             }
         }
         Effect::Custom(f) => f(a, result),
-        Effect::Unknown(report) if result >= 0 => report_call(report),
-        Effect::Unknown(_) => {}
-        Effect::Unclassified => {
-            if result >= 0 {
-                unclassified(nr)
-            }
-        }
+        Effect::Unknown(report) if succeeded => report_call(report),
+        Effect::Unclassified if succeeded => unclassified(nr),
+        Effect::Unknown(_) | Effect::Unclassified => {}
     }
 }
 
@@ -168,7 +163,8 @@ fn report_call(r: &table::Report) {
 /// A successful system call beyond the table (a newer kernel's): its
 /// number, or one report for all numbers beyond 511.
 fn unclassified(nr: i64) {
-    if first_report(nr.clamp(0, 511) as usize) {
+    let key = usize::try_from(nr).map_or(511, |n| n.min(511));
+    if first_report(key) {
         crate::dgad_eprintln!(
             "record: system call {nr} is unknown to dgad; memory it may have written can carry \
              stale derivatives"

@@ -679,7 +679,7 @@ const ENTRIES: &[(i64, Effect)] = &[
     (nr::FUTEX_WAIT, Nothing),
     (nr::FUTEX_REQUEUE, Nothing),
     // The kernel fills up to the buffer size given.
-    (nr::STATMOUNT, Writes(&[out(3, Arg(4))])),
+    (nr::STATMOUNT, Writes(&[out(2, Arg(3))])),
     (nr::LISTMOUNT, Writes(&[out(2, ReturnedTimes(8))])),
     (
         nr::LSM_GET_SELF_ATTR,
