@@ -190,26 +190,40 @@ static REPORTED: [AtomicU64; 32] = [const { AtomicU64::new(0) }; 32];
 
 /// Reports `request` unless it was reported before in this process.
 fn unknown(request: u32) {
+    if first_report(request) {
+        crate::dgad_eprintln!(
+            "record: ioctl request {request:#x} is unknown to dgad: memory it may have \
+             written (of a size dgad cannot know) may carry stale derivatives"
+        );
+    }
+}
+
+/// Whether `request` is reported for the first time; marks it reported.
+/// Beyond `REPORTED.len()` distinct requests, none is reported any more.
+fn first_report(request: u32) -> bool {
     let key = u64::from(request) + 1;
     for slot in &REPORTED {
         match slot.compare_exchange(0, key, Ordering::Relaxed, Ordering::Relaxed) {
-            Ok(_) => {
-                crate::dgad_eprintln!(
-                    "record: ioctl request {request:#x} is unknown to dgad: memory it may have \
-                     written (of a size dgad cannot know) may carry stale derivatives"
-                );
-                return;
-            }
-            Err(k) if k == key => return,
+            Ok(_) => return true,
+            Err(k) if k == key => return false,
             Err(_) => {}
         }
     }
-    // More distinct requests than slots: reported once each no longer.
+    false
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{writes, Classic, CLASSIC};
+    use super::{first_report, writes, Classic, CLASSIC};
+
+    #[test]
+    fn each_unknown_request_is_reported_once() {
+        assert!(first_report(0xae80));
+        assert!(!first_report(0xae80));
+        assert!(first_report(0xae81));
+        assert!(!first_report(0xae80));
+        assert!(!first_report(0xae81));
+    }
 
     #[test]
     fn classic_requests_are_sorted_and_unique() {
