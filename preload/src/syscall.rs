@@ -210,7 +210,9 @@ pub fn handle(ctx: &mut ThreadCtx) {
         ctx.regs.rip = next - 2;
         return;
     }
-    if result >= 0 && crate::record::recorder().is_some() {
+    // Also after errors: a sleep interrupted by a signal wrote its
+    // remaining time.
+    if crate::record::recorder().is_some() {
         crate::record::kernel_writes::after_syscall(nr, &a, result);
     }
     finish(ctx, result, next);
