@@ -63,7 +63,7 @@ pub fn instrument(ctx: &mut ThreadCtx, insn: &Instruction) -> After {
             let report = rewriter::instrument::is_vector_integer_arithmetic(&insn)
                 && !exponent_extraction(ctx, &insn)
                 || rewriter::instrument::half_precision_conversion(&insn);
-            clear_written(ctx, &insn, report)
+            clear_written(ctx, &insn, report && !reads_only_shifter_sums(ctx, &insn))
         }
         Some(Semantics::Special(SpecialKind::GatherScatter)) => gather_scatter(ctx, &insn),
         None => clear_written(ctx, &insn, true),
@@ -151,33 +151,171 @@ pub fn partials(op: FpOp, a: f64, b: f64) -> (f64, f64) {
     }
 }
 
-/// Whether `a ± b` is the rounding trick `(x + c) − c`: one operand
-/// passive, the active one no larger, and the passive one a *shifter*,
-/// whose ulp is so coarse that the sum keeps none of `x`'s finer bits:
-/// any value in [2^52, 2^54) (doubles; [2^23, 2^25) for floats — what
-/// compilers add and subtract for `rint`, `floor`, … without SSE4.1), or
-/// 2^e or 1.5·2^e plus an integer below 2^11 (an exponent bias) down to
-/// 2^42 (2^13): vectorised `exp`, `sin` and `cos` kernels keep a few
-/// fraction bits of `x·c1 + 1.5·2^48 + 1023` to index a table. The sum is a
-/// staircase in `x`: derivative 0, not the real sum's 1.
-pub fn rounds_to_integer(op: FpOp, elem: Elem, (va, ia): (f64, u32), (vb, ib): (f64, u32)) -> bool {
+/// The shifter `a ± b` adds when it is the first half of the rounding
+/// trick `(x + c) − c`: one operand passive, the active one no larger, and
+/// the passive one a *shifter*, whose ulp is so coarse that the sum keeps
+/// none of `x`'s finer bits: any value in [2^52, 2^54) (doubles; [2^23,
+/// 2^25) for floats — what compilers add and subtract for `rint`, `floor`,
+/// … without SSE4.1), or 2^e or 1.5·2^e plus an integer below 2^11 (an
+/// exponent bias) down to 2^42 (2^13): vectorised `exp`, `sin` and `cos`
+/// kernels keep a few fraction bits of `x·c1 + 1.5·2^48 + 1023` to index a
+/// table. The result is the signed addend (−c for `x − c`); `c − x` is
+/// not taken.
+///
+/// Such a sum alone is an ordinary sum, derivative 1: polynomials end in
+/// coefficients of that size (cephes' `j0`, `t·1e15 + 5e15`). Only the
+/// subtraction of the shifter that follows ([`undoes_shift`]) makes the
+/// pair a staircase in `x`, derivative 0.
+pub fn shifter_addend(
+    op: FpOp,
+    elem: Elem,
+    (va, ia): (f64, u32),
+    (vb, ib): (f64, u32),
+) -> Option<f64> {
     if !matches!(op, FpOp::Add | FpOp::Sub) || (ia == 0) == (ib == 0) {
-        return false;
+        return None;
+    }
+    if op == FpOp::Sub && ia == 0 {
+        return None;
     }
     let (c, x) = if ia == 0 { (va, vb) } else { (vb, va) };
+    if x.abs() > c.abs() || !is_shifter(elem, c) {
+        return None;
+    }
+    Some(if op == FpOp::Sub { -c } else { c })
+}
+
+/// Whether `c` lies where [`shifter_addend`] looks for shifters.
+fn is_shifter(elem: Elem, c: f64) -> bool {
     let p = match elem {
         Elem::F64 => 52,
         Elem::F32 => 23,
         _ => return false,
     };
     let c = c.abs();
-    if x.abs() > c || !c.is_finite() || c == 0.0 {
+    if !c.is_finite() || c == 0.0 {
         return false;
     }
     let e = c.log2().floor() as i32;
     let shifter = |top: f64| c >= top && c - top < 2048.0;
     (p..=p + 1).contains(&e)
         || (p - 10..p).contains(&e) && (shifter(2f64.powi(e)) || shifter(1.5 * 2f64.powi(e)))
+}
+
+/// Whether `a ± b` is the second half of the rounding trick: `s − c`,
+/// `s + (−c)` or `c − s` of a sum `s = x + c` still remembered in
+/// [`ShifterSums`], with a passive `c` that cancels the shifter up to an
+/// integer below 2^11 (an exponent bias the kernel keeps). The result is
+/// `x` rounded to the shifter's grid: derivative 0.
+pub fn undoes_shift(
+    sums: &ShifterSums,
+    op: FpOp,
+    elem: Elem,
+    (va, ia): (f64, u32),
+    (vb, ib): (f64, u32),
+) -> bool {
+    if !matches!(op, FpOp::Add | FpOp::Sub) || (ia == 0) == (ib == 0) {
+        return false;
+    }
+    let (s, d, d_first) = if ia == 0 {
+        (ib, va, true)
+    } else {
+        (ia, vb, false)
+    };
+    let Some(c) = sums.shifter_of(s) else {
+        return false;
+    };
+    // What the operation adds to `s` (`c − s` is −(s − c)).
+    let added = match (op, d_first) {
+        (FpOp::Add, _) => d,
+        _ => -d,
+    };
+    is_shifter(elem, d) && (c + added).abs() < 2048.0
+}
+
+/// Record mode, per thread: the indices of the latest sums with a shifter
+/// ([`shifter_addend`]) and the shifter each added, direct-mapped by
+/// index (indices are unique on the tape, so a hit is exact; a sum
+/// whose slot a later one takes before its subtraction keeps derivative 1).
+/// All zeros (a fresh context) is empty: index 0 is never active.
+#[derive(Clone, Copy)]
+pub struct ShifterSums {
+    keys: [u32; SHIFTER_SUMS],
+    shifters: [f64; SHIFTER_SUMS],
+}
+
+const SHIFTER_SUMS: usize = 256;
+
+impl ShifterSums {
+    /// Notes that `index` is a sum that added `shifter`.
+    pub fn remember(&mut self, index: u32, shifter: f64) {
+        let slot = index as usize % SHIFTER_SUMS;
+        self.keys[slot] = index;
+        self.shifters[slot] = shifter;
+    }
+
+    /// The shifter the sum `index` added, if it is remembered.
+    pub fn shifter_of(&self, index: u32) -> Option<f64> {
+        let slot = index as usize % SHIFTER_SUMS;
+        (index != 0 && self.keys[slot] == index).then_some(self.shifters[slot])
+    }
+}
+
+/// Whether `insn` reads active data and every active index it reads is a
+/// remembered shifter sum: integer and bitwise work on such a sum reads
+/// the bits of `x` rounded to the shifter's grid (a table index, the
+/// quadrant, the exponent of `2^n`), a staircase whose derivative is 0,
+/// the default rule's, and nothing to report.
+fn reads_only_shifter_sums(ctx: &ThreadCtx, insn: &Instruction) -> bool {
+    let mut factory = InstructionInfoFactory::new();
+    let info = factory.info(insn);
+    let mut any = false;
+    let mut check = |sh: &[u8]| {
+        sh.chunks(4).all(|g| {
+            let i = u32::from_le_bytes(g.try_into().unwrap());
+            any |= i != 0;
+            i == 0 || ctx.shifter_sums.shifter_of(i).is_some()
+        })
+    };
+    for u in info.used_registers() {
+        if matches!(
+            u.access(),
+            OpAccess::Write | OpAccess::CondWrite | OpAccess::NoMemAccess
+        ) {
+            continue;
+        }
+        let reg = u.register();
+        let Some(off) = reg_shadow_offset(reg) else {
+            continue;
+        };
+        let n = if reg.is_gpr() {
+            8
+        } else {
+            reg.size().clamp(4, 64)
+        };
+        let mut b = [0u8; 64];
+        read_shadow(ctx, ShadowLoc::Reg(off), &mut b[..n.next_multiple_of(4)]);
+        if !check(&b[..n.next_multiple_of(4)]) {
+            return false;
+        }
+    }
+    for m in info.used_memory() {
+        if writes(m.access())
+            && !matches!(m.access(), OpAccess::ReadWrite | OpAccess::ReadCondWrite)
+        {
+            continue;
+        }
+        let Some(ea) = effective_address(ctx, insn, 0) else {
+            continue;
+        };
+        let size = m.memory_size().size().clamp(4, 64).next_multiple_of(4);
+        let mut b = [0u8; 64];
+        read_mem_shadow(ctx, ea, &mut b[..size]);
+        if !check(&b[..size]) {
+            return false;
+        }
+    }
+    any
 }
 
 /// One new index for a result `φ(a, b)`, or 0 when it is passive.
@@ -356,19 +494,20 @@ fn fp_arith(
                 // `fma(x, c1, 1.5·2^52)`: a staircase, derivative 0
                 // (vectorised exp, sin and cos kernels find their integer
                 // part so).
-                let product_active = u32::from(ix != 0 || iy != 0);
-                if rounds_to_integer(
-                    FpOp::Add,
-                    elem,
-                    (sign_p * xv * yv, product_active),
-                    (sign_z * z.value(lane, elem), iz),
-                ) {
-                    set(&mut out, lane, 0);
-                    continue;
-                }
                 // Two blocks: the product, then the sum.
                 let t = result_index(ctx, r, ix, sign_p * yv, iy, sign_p * xv);
                 let idx = result_index(ctx, r, t, 1.0, iz, sign_z);
+                // The first half of the rounding trick with the product
+                // as its operand, `fma(x, c1, 1.5·2^52)` (vectorised exp,
+                // sin and cos kernels find their integer part so).
+                if let Some(c) = shifter_addend(
+                    FpOp::Add,
+                    elem,
+                    (sign_p * xv * yv, t),
+                    (sign_z * z.value(lane, elem), iz),
+                ) {
+                    ctx.shifter_sums.remember(idx, c);
+                }
                 set(&mut out, lane, idx);
             }
         }
@@ -435,7 +574,7 @@ fn fp_arith(
             for lane in 0..lanes {
                 let (va, vb) = (a.value(lane, elem), b.value(lane, elem));
                 let (ia, ib) = (a.index(lane, elem), b.index(lane, elem));
-                let idx = if rounds_to_integer(op, elem, (va, ia), (vb, ib)) {
+                let idx = if undoes_shift(&ctx.shifter_sums, op, elem, (va, ia), (vb, ib)) {
                     0
                 } else {
                     let (pa, pb) = if op == FpOp::Range {
@@ -443,7 +582,11 @@ fn fp_arith(
                     } else {
                         partials(op, va, vb)
                     };
-                    result_index(ctx, r, ia, pa, ib, pb)
+                    let idx = result_index(ctx, r, ia, pa, ib, pb);
+                    if let Some(c) = shifter_addend(op, elem, (va, ia), (vb, ib)) {
+                        ctx.shifter_sums.remember(idx, c);
+                    }
+                    idx
                 };
                 set(&mut out, lane, idx);
             }
@@ -808,6 +951,14 @@ impl LogicLanes {
                 return LaneRule::Index(result_index(ctx, r, ik, p, 0, 0.0));
             }
         }
+        // The bits of a sum with a shifter: a staircase (the table index
+        // or quadrant of a rounding trick), derivative 0.
+        if idx
+            .iter()
+            .all(|&i| i == 0 || ctx.shifter_sums.shifter_of(i).is_some())
+        {
+            return LaneRule::Index(0);
+        }
         // One active operand whose significand passes through whole: the
         // result is that operand scaled within its binade.
         let mut active = idx.iter().enumerate().filter(|(_, &i)| i != 0);
@@ -1142,8 +1293,12 @@ fn exponent_scaling(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction) -> bo
     };
     let lanes = dest_bytes(insn) / w;
     let mut blocks = Vec::with_capacity(lanes);
+    // The bits of a sum with a shifter are a staircase: a passive step.
+    let staircase = |i: u32| ctx.shifter_sums.shifter_of(i).is_some();
     for lane in 0..lanes {
         let (xa, xb) = (a.index(lane, elem), b.index(lane, elem));
+        let xa = if staircase(xa) { 0 } else { xa };
+        let xb = if staircase(xb) { 0 } else { xb };
         let (active, index, step) = match (xa, xb) {
             (0, 0) => {
                 blocks.push(None);
