@@ -221,6 +221,32 @@ pub fn sign_bit_op(insn: &Instruction) -> bool {
         && usize::from(insn.immediate8()) == bits - 1
 }
 
+/// `ucomisd`/`comisd`/`ucomiss`/`comiss` (any encoding) of a register
+/// with a constant of the program (a RIP-relative or absolute memory
+/// operand). When an active value compares equal to it, compiled code may
+/// go on with the constant instead of the value (gcc does after CPython's
+/// and numpy's `x == -1.0 && PyErr_Occurred()` checks), and the value's
+/// derivative is lost where no instruction can see it: the runtime
+/// reports it.
+pub fn compares_with_constant(insn: &Instruction) -> bool {
+    use Mnemonic as M;
+    matches!(
+        insn.mnemonic(),
+        M::Ucomisd
+            | M::Comisd
+            | M::Vucomisd
+            | M::Vcomisd
+            | M::Ucomiss
+            | M::Comiss
+            | M::Vucomiss
+            | M::Vcomiss
+    ) && insn.op_count() == 2
+        && insn.op_kind(0) == OpKind::Register
+        && insn.op_kind(1) == OpKind::Memory
+        && (insn.is_ip_rel_memory_operand()
+            || insn.memory_base() == Register::None && insn.memory_index() == Register::None)
+}
+
 /// Whether an operand access writes the location.
 pub fn writes(a: OpAccess) -> bool {
     matches!(
@@ -369,6 +395,12 @@ fn specific_plan(insn: &Instruction, flags_free: bool) -> Plan {
         }
     }
     match semantics(insn.code()) {
+        // An active value compared with a constant goes to the runtime,
+        // which reports an equal one; with live flags (never seen: the
+        // compare writes them all) it goes unchecked.
+        Some(Semantics::NoWrite) if flags_free && compares_with_constant(insn) => {
+            passive_unless_active(insn, true).unwrap_or(Plan::Nothing)
+        }
         Some(Semantics::NoWrite) | Some(Semantics::Special(SpecialKind::Control)) => Plan::Nothing,
         Some(Semantics::Passive)
             if is_vector_integer_arithmetic(insn)

@@ -15,7 +15,8 @@ use iced_x86::{
 };
 use mathwrap::f80::F80;
 use rewriter::instrument::{
-    byte_granular_shift, granule_shift, sign_bit_op, writes, written_register_shadows,
+    byte_granular_shift, compares_with_constant, granule_shift, sign_bit_op, writes,
+    written_register_shadows,
 };
 use rewriter::semantics::{semantics, Elem, FpOp, LogicOp, Semantics, Shape, SpecialKind};
 use shadowmem::RegFile;
@@ -49,6 +50,7 @@ pub fn instrument(ctx: &mut ThreadCtx, insn: &Instruction) -> After {
         Some(Semantics::Special(SpecialKind::String)) => after = strings(ctx, &insn),
         Some(Semantics::Special(SpecialKind::Exchange)) => exchange(ctx, &insn),
         Some(Semantics::Special(SpecialKind::StateSave)) => super::statesave::apply(ctx, &insn),
+        Some(Semantics::NoWrite) if compares_with_constant(&insn) => equal_to_constant(ctx, &insn),
         Some(Semantics::NoWrite) | Some(Semantics::Special(SpecialKind::Control)) => {}
         Some(Semantics::Passive)
             if byte_granular_shift(&insn)
@@ -1340,6 +1342,29 @@ fn exponent_scaling(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction) -> bo
     true
 }
 
+/// A compare of an active value with a constant of the program
+/// ([`compares_with_constant`]) that finds them equal: reported once per
+/// guest address. Compilers may continue with the constant after such a
+/// test — gcc rematerialises −1.0 after CPython's and numpy's
+/// `x == -1.0 && PyErr_Occurred()` (`PyFloat_AsDouble`'s error value), so
+/// `math.sin(x)` or `a[i] = x` at x = −1.0 lose x's derivative — and that
+/// constant, loaded by a plain move or an immediate, carries no index.
+fn equal_to_constant(ctx: &ThreadCtx, insn: &Instruction) {
+    let elem = match insn.mnemonic() {
+        Mnemonic::Ucomiss | Mnemonic::Comiss | Mnemonic::Vucomiss | Mnemonic::Vcomiss => Elem::F32,
+        _ => Elem::F64,
+    };
+    let (Some(a), Some(b)) = (lanes_of(ctx, insn, 0, elem), lanes_of(ctx, insn, 1, elem)) else {
+        return;
+    };
+    if a.index(0, elem) != 0 && b.index(0, elem) == 0 && a.value(0, elem) == b.value(0, elem) {
+        warn_once_at(
+            insn,
+            "an active value equals the constant it is compared with; code after the test may use the constant, whose derivative is 0",
+        );
+    }
+}
+
 /// `btr`/`bts`/`btc` of the sign bit ([`sign_bit_op`]): abs (∂ = sign x),
 /// negative abs (−sign x), negation (−1) of the value the operand holds.
 fn sign_bit(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction) {
@@ -2139,6 +2164,34 @@ fn merge_masked_lanes(
     let mut old = [0u8; 64];
     read_shadow(ctx, ShadowLoc::Reg(loc), &mut old);
     Some((loc, old, elem, super::guest::kreg_value(ctx, k.number())))
+}
+
+/// Prints one line per guest address (up to 256 addresses; beyond, one
+/// per instruction form) that may lose derivatives.
+fn warn_once_at(insn: &Instruction, what: &str) {
+    static SEEN: [AtomicU64; 256] = [const { AtomicU64::new(0) }; 256];
+    let ip = insn.ip();
+    let start = (ip ^ ip >> 8) as usize;
+    for k in 0..SEEN.len() {
+        let slot = &SEEN[(start + k) % SEEN.len()];
+        match slot.compare_exchange(0, ip, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => break,
+            Err(seen) if seen == ip => return,
+            Err(_) if k + 1 == SEEN.len() => return warn_once(insn, what),
+            Err(_) => {}
+        }
+    }
+    let mut dis = crate::sys::StackBuf::<128>::new();
+    crate::diag::disassemble(ip, &mut dis);
+    crate::dgad_eprintln!(
+        "record: {} (at 0x{:x}: {})",
+        what,
+        ip,
+        core::str::from_utf8(dis.as_bytes()).unwrap_or("?")
+    );
+    crate::stats::STATS
+        .lost_derivatives
+        .fetch_add(1, Ordering::Relaxed);
 }
 
 /// Prints one line per instruction form that loses derivatives.
