@@ -30,6 +30,10 @@
 //!   0x007fffff`, `| 0x3f800000`, `andnot` of the exponent), scalings
 //!   within the binade; on doubles the scale is out of the sweeps' range
 //!   and dgad must say so rather than record a wrong derivative.
+//! - `magnitude_idioms.c` (issue 16): fabs by integer instructions,
+//!   `shl r, 1; shr r, 1`, `add r, r; shr r, 1` (doubles and floats in
+//!   general registers), `andn` with the sign mask, and the vector pairs
+//!   `psllq`/`psrlq` and `pslld`/`psrld` by 1 (legacy and VEX);
 //! - `rounding_pairs.c` (issue 16): sums with constants of the shifters'
 //!   size keep derivative 1 (`t*1e15 + 5e15`, a Horner polynomial ending
 //!   in 9.7e15); only the pair `(x + c) - c` is a rounding, derivative 0,
@@ -195,6 +199,16 @@ macro_rules! vector_rule_tests {
                 #[test]
                 fn $name() {
                     check("bit_moves", &[], Compiler::$compiler, OptLevel::$opt);
+                }
+            )+
+        }
+        #[allow(non_snake_case)]
+        mod regression_issue16_magnitude_idioms {
+            use super::*;
+            $(
+                #[test]
+                fn $name() {
+                    check("magnitude_idioms", &[], Compiler::$compiler, OptLevel::$opt);
                 }
             )+
         }

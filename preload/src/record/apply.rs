@@ -15,8 +15,8 @@ use iced_x86::{
 };
 use mathwrap::f80::F80;
 use rewriter::instrument::{
-    byte_granular_shift, compares_with_constant, granule_shift, sign_bit_op, writes,
-    written_register_shadows,
+    byte_granular_shift, compares_with_constant, granule_shift, magnitude_shift, sign_bit_op,
+    vector_magnitude_shift, writes, written_register_shadows,
 };
 use rewriter::semantics::{semantics, Elem, FpOp, LogicOp, Semantics, Shape, SpecialKind};
 use shadowmem::RegFile;
@@ -60,6 +60,8 @@ pub fn instrument(ctx: &mut ThreadCtx, insn: &Instruction) -> After {
             moves(ctx, &insn)
         }
         Some(Semantics::Passive) if sign_bit_op(&insn) => sign_bit(ctx, r, &insn),
+        Some(Semantics::Passive) if magnitude_shift(&insn) => magnitude_pair(ctx, r, &insn),
+        Some(Semantics::Passive) if vector_magnitude_pair(ctx, r, &insn) => {}
         Some(Semantics::Passive) if exponent_scaling(ctx, r, &insn) => {}
         Some(Semantics::Passive) => {
             let report = rewriter::instrument::is_vector_integer_arithmetic(&insn)
@@ -235,6 +237,17 @@ pub fn undoes_shift(
     is_shifter(elem, d) && (c + added).abs() < 2048.0
 }
 
+/// Record mode, per thread (in the thread's context; all zeros is empty):
+/// what rules that span two instructions remember between them.
+#[derive(Clone, Copy)]
+pub struct RuleMemory {
+    /// Sums with the shifter of a rounding trick.
+    pub shifter_sums: ShifterSums,
+    /// The guest address of the `shr r, 1` that completes a sign-clearing
+    /// pair whose first half ran last ([`magnitude_pair`]); 0: none.
+    pub magnitude_pair_at: u64,
+}
+
 /// Record mode, per thread: the indices of the latest sums with a shifter
 /// ([`shifter_addend`]) and the shifter each added, direct-mapped by
 /// index (indices are unique on the tape, so a hit is exact; a sum
@@ -276,7 +289,7 @@ fn reads_only_shifter_sums(ctx: &ThreadCtx, insn: &Instruction) -> bool {
         sh.chunks(4).all(|g| {
             let i = u32::from_le_bytes(g.try_into().unwrap());
             any |= i != 0;
-            i == 0 || ctx.shifter_sums.shifter_of(i).is_some()
+            i == 0 || ctx.rule_memory.shifter_sums.shifter_of(i).is_some()
         })
     };
     for u in info.used_registers() {
@@ -508,7 +521,7 @@ fn fp_arith(
                     (sign_p * xv * yv, t),
                     (sign_z * z.value(lane, elem), iz),
                 ) {
-                    ctx.shifter_sums.remember(idx, c);
+                    ctx.rule_memory.shifter_sums.remember(idx, c);
                 }
                 set(&mut out, lane, idx);
             }
@@ -576,20 +589,21 @@ fn fp_arith(
             for lane in 0..lanes {
                 let (va, vb) = (a.value(lane, elem), b.value(lane, elem));
                 let (ia, ib) = (a.index(lane, elem), b.index(lane, elem));
-                let idx = if undoes_shift(&ctx.shifter_sums, op, elem, (va, ia), (vb, ib)) {
-                    0
-                } else {
-                    let (pa, pb) = if op == FpOp::Range {
-                        super::avx512::range_partials(va, vb, insn.immediate8())
+                let idx =
+                    if undoes_shift(&ctx.rule_memory.shifter_sums, op, elem, (va, ia), (vb, ib)) {
+                        0
                     } else {
-                        partials(op, va, vb)
+                        let (pa, pb) = if op == FpOp::Range {
+                            super::avx512::range_partials(va, vb, insn.immediate8())
+                        } else {
+                            partials(op, va, vb)
+                        };
+                        let idx = result_index(ctx, r, ia, pa, ib, pb);
+                        if let Some(c) = shifter_addend(op, elem, (va, ia), (vb, ib)) {
+                            ctx.rule_memory.shifter_sums.remember(idx, c);
+                        }
+                        idx
                     };
-                    let idx = result_index(ctx, r, ia, pa, ib, pb);
-                    if let Some(c) = shifter_addend(op, elem, (va, ia), (vb, ib)) {
-                        ctx.shifter_sums.remember(idx, c);
-                    }
-                    idx
-                };
                 set(&mut out, lane, idx);
             }
         }
@@ -680,7 +694,10 @@ fn bit_logic(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction, op: LogicOp)
     if insn.op_count() < 2 || ops.is_empty() {
         return clear_written(ctx, insn, true);
     }
-    let legacy = insn.encoding() == EncodingKind::Legacy || insn.op0_register().is_gpr();
+    // Two-operand forms read their destination; `andn r, a, b` (VEX, the
+    // one three-operand form on general registers) reads a and b.
+    let legacy = insn.encoding() == EncodingKind::Legacy
+        || insn.op0_register().is_gpr() && insn.op_count() == 2;
     let gpr = insn.op0_kind() == OpKind::Register && insn.op0_register().is_gpr()
         || insn.op0_kind() == OpKind::Memory
             && insn.memory_size().size() <= 8
@@ -957,7 +974,7 @@ impl LogicLanes {
         // or quadrant of a rounding trick), derivative 0.
         if idx
             .iter()
-            .all(|&i| i == 0 || ctx.shifter_sums.shifter_of(i).is_some())
+            .all(|&i| i == 0 || ctx.rule_memory.shifter_sums.shifter_of(i).is_some())
         {
             return LaneRule::Index(0);
         }
@@ -1296,7 +1313,7 @@ fn exponent_scaling(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction) -> bo
     let lanes = dest_bytes(insn) / w;
     let mut blocks = Vec::with_capacity(lanes);
     // The bits of a sum with a shifter are a staircase: a passive step.
-    let staircase = |i: u32| ctx.shifter_sums.shifter_of(i).is_some();
+    let staircase = |i: u32| ctx.rule_memory.shifter_sums.shifter_of(i).is_some();
     for lane in 0..lanes {
         let (xa, xb) = (a.index(lane, elem), b.index(lane, elem));
         let xa = if staircase(xa) { 0 } else { xa };
@@ -1339,6 +1356,128 @@ fn exponent_scaling(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction) -> bo
     }
     apply_mask(ctx, insn, &old, &mut out, w, lanes);
     write_shadow(ctx, ShadowLoc::Reg(loc), &out);
+    true
+}
+
+/// Either half of the sign-clearing pair `shl r, 1; shr r, 1` (or `add
+/// r, r; shr r, 1`) on the double (64-bit register) or float (32-bit) in a
+/// general register ([`magnitude_shift`]): the pair is fabs. The first
+/// half, when the next instruction in memory is the second on the same
+/// register, records |x| (∂ = sign x) into the register's shadow, which
+/// the second half then keeps. Anything else is integer work on the bits:
+/// a constant, unreported (printing and hashing code shifts doubles so).
+fn magnitude_pair(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction) {
+    let reg = insn.op0_register();
+    let full = ShadowLoc::Reg(RegFile::gpr_offset(reg.full_register().number(), 0));
+    let mut shadow = [0u8; 8];
+    read_shadow(ctx, full, &mut shadow);
+    let index = u32::from_le_bytes(shadow[..4].try_into().unwrap());
+    let upper = u32::from_le_bytes(shadow[4..].try_into().unwrap());
+    let pending = core::mem::take(&mut ctx.rule_memory.magnitude_pair_at);
+    if insn.mnemonic() == Mnemonic::Shr {
+        if index != 0 && pending == insn.ip() {
+            return; // |x| from the first half
+        }
+        return clear_written(ctx, insn, false);
+    }
+    let bits = reg.size() * 8;
+    let second_half = || {
+        let mut bytes = [0u8; 15];
+        let n = crate::cache::read_guest(insn.next_ip(), &mut bytes);
+        let mut d = iced_x86::Decoder::with_ip(
+            64,
+            &bytes[..n],
+            insn.next_ip(),
+            iced_x86::DecoderOptions::NONE,
+        );
+        let next = d.decode();
+        !next.is_invalid()
+            && next.mnemonic() == Mnemonic::Shr
+            && magnitude_shift(&next)
+            && next.op0_register() == reg
+    };
+    if index == 0 || (bits == 64 && upper != 0) || !second_half() {
+        return clear_written(ctx, insn, false);
+    }
+    let value = super::guest::gpr_value(ctx, reg);
+    let partial = if value >> (bits - 1) & 1 == 1 {
+        -1.0
+    } else {
+        1.0
+    };
+    let new = result_index(ctx, r, index, partial, 0, 0.0);
+    let mut out = [0u8; 8];
+    out[..4].copy_from_slice(&new.to_le_bytes());
+    write_shadow(ctx, full, &out);
+    ctx.rule_memory.magnitude_pair_at = insn.next_ip();
+}
+
+/// [`magnitude_pair`] on vector lanes ([`vector_magnitude_shift`]): the
+/// left shift, followed in memory by the right shift of its destination,
+/// records |x| per lane into its destination's shadow, which the right
+/// shift then copies to its own. False (the default rule, which reports
+/// the shift) when the instruction is no such half, or a lane holds a
+/// float pair where doubles are shifted.
+fn vector_magnitude_pair(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction) -> bool {
+    let Some((w, left)) = vector_magnitude_shift(insn) else {
+        return false;
+    };
+    let legacy = insn.encoding() == EncodingKind::Legacy;
+    let dst = insn.op0_register();
+    let src = if legacy { dst } else { insn.op_register(1) };
+    let (Some(dst_loc), Some(src_loc)) = (reg_shadow_offset(dst), reg_shadow_offset(src)) else {
+        return false;
+    };
+    let vl = dst.size();
+    let mut shadow = [0u8; 64];
+    read_shadow(ctx, ShadowLoc::Reg(src_loc), &mut shadow[..vl]);
+    let pending = core::mem::take(&mut ctx.rule_memory.magnitude_pair_at);
+    let mut out = [0u8; 64];
+    if legacy {
+        read_shadow(ctx, ShadowLoc::Reg(dst_loc), &mut out);
+    }
+    if !left {
+        if pending != insn.ip() {
+            return false;
+        }
+        out[..vl].copy_from_slice(&shadow[..vl]);
+        write_shadow(ctx, ShadowLoc::Reg(dst_loc), &out);
+        return true;
+    }
+    let second_half = || {
+        let mut bytes = [0u8; 15];
+        let n = crate::cache::read_guest(insn.next_ip(), &mut bytes);
+        let mut d = iced_x86::Decoder::with_ip(
+            64,
+            &bytes[..n],
+            insn.next_ip(),
+            iced_x86::DecoderOptions::NONE,
+        );
+        let next = d.decode();
+        let next_src = if next.encoding() == EncodingKind::Legacy {
+            0
+        } else {
+            1
+        };
+        !next.is_invalid()
+            && vector_magnitude_shift(&next) == Some((w, false))
+            && next.op_register(next_src) == dst
+            && next.op0_register().size() == vl
+    };
+    let split = (0..vl / w).any(|lane| w == 8 && shadow[8 * lane + 4..8 * lane + 8] != [0; 4]);
+    if split || !second_half() {
+        return false;
+    }
+    let data = vec_value(ctx, src.number());
+    for lane in 0..vl / w {
+        let index = u32::from_le_bytes(shadow[w * lane..][..4].try_into().unwrap());
+        let negative = data[w * lane + w - 1] & 0x80 != 0;
+        let new = result_index(ctx, r, index, if negative { -1.0 } else { 1.0 }, 0, 0.0);
+        out[w * lane..][..w].fill(0);
+        out[w * lane..][..4].copy_from_slice(&new.to_le_bytes());
+    }
+    write_shadow(ctx, ShadowLoc::Reg(dst_loc), &out);
+    ctx.rule_memory.magnitude_pair_at = insn.next_ip();
     true
 }
 
