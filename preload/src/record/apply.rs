@@ -2322,10 +2322,14 @@ fn warn_once_at(insn: &Instruction, what: &str) {
     }
     let mut dis = crate::sys::StackBuf::<128>::new();
     crate::diag::disassemble(ip, &mut dis);
+    let mut module = crate::sys::StackBuf::<256>::new();
+    let offset = crate::diag::module_of(ip, &mut module).unwrap_or(0);
     crate::dgad_eprintln!(
-        "record: {} (at 0x{:x}: {})",
+        "record: {} (at 0x{:x}, {}+0x{:x}: {})",
         what,
         ip,
+        core::str::from_utf8(module.as_bytes()).unwrap_or("?"),
+        offset,
         core::str::from_utf8(dis.as_bytes()).unwrap_or("?")
     );
     crate::stats::STATS
