@@ -158,13 +158,14 @@ pub fn partials(op: FpOp, a: f64, b: f64) -> (f64, f64) {
 /// The shifter `a ± b` adds when it is the first half of the rounding
 /// trick `(x + c) − c`: one operand passive, the active one no larger, and
 /// the passive one a *shifter*, whose ulp is so coarse that the sum keeps
-/// none of `x`'s finer bits: any value in [2^52, 2^54) (doubles; [2^23,
-/// 2^25) for floats — what compilers add and subtract for `rint`, `floor`,
-/// … without SSE4.1), or 2^e or 1.5·2^e plus an integer below 2^11 (an
-/// exponent bias) down to 2^42 (2^13): vectorised `exp`, `sin` and `cos`
-/// kernels keep a few fraction bits of `x·c1 + 1.5·2^48 + 1023` to index a
-/// table. The result is the signed addend (−c for `x − c`); `c − x` is
-/// not taken.
+/// none of `x`'s finer bits: 2^e or 1.5·2^e, plus an integer below 2^11
+/// (an exponent bias), for 2^e from 2^42 to 2^53 (doubles; 2^13 to 2^24
+/// for floats). Compilers add and subtract 2^52 or 1.5·2^52 for `rint`,
+/// `floor`, … without SSE4.1; vectorised `exp`, `sin` and `cos` kernels
+/// keep a few fraction bits of `x·c1 + 1.5·2^48 + 1023` to index a table.
+/// Other constants of those binades (a polynomial's 9.7e15) are not
+/// shifters, even subtracted again. The result is the signed addend (−c
+/// for `x − c`); `c − x` is not taken.
 ///
 /// Such a sum alone is an ordinary sum, derivative 1: polynomials end in
 /// coefficients of that size (cephes' `j0`, `t·1e15 + 5e15`). Only the
@@ -202,8 +203,7 @@ fn is_shifter(elem: Elem, c: f64) -> bool {
     }
     let e = c.log2().floor() as i32;
     let shifter = |top: f64| c >= top && c - top < 2048.0;
-    (p..=p + 1).contains(&e)
-        || (p - 10..p).contains(&e) && (shifter(2f64.powi(e)) || shifter(1.5 * 2f64.powi(e)))
+    (p - 10..=p + 1).contains(&e) && (shifter(2f64.powi(e)) || shifter(1.5 * 2f64.powi(e)))
 }
 
 /// Whether `a ± b` is the second half of the rounding trick: `s − c`,

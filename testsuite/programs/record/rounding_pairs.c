@@ -2,7 +2,8 @@
  * Adding a constant c in [2^52, 2^54) (floats: [2^23, 2^25)) or one of the
  * exponent-bias shifters is an ordinary sum, derivative 1: `t*1e15 + 5e15`,
  * a Horner polynomial ending in 9.7e15 (cephes' j0). Only the pair
- * `(x + c) - c`, x rounded to c's grid, is a staircase, derivative 0: in
+ * `(x + c) - c` with a shifter c (2^e or 1.5*2^e plus a small bias), x
+ * rounded to c's grid, is a staircase, derivative 0: in
  * doubles and floats, scalar and in vectorised loops, and with the sum
  * inside an FMA (`fma(x, 16/ln 2, 1.5*2^48 + 1023) - shifter`, as
  * vectorised exp kernels find their integer part).
@@ -58,9 +59,13 @@ int main(void)
     y[0] = x[0] * 1e15 + 5e15;
     expect[0][0] = 1e15;
 
-    /* 1: Horner's scheme ending in a large coefficient. */
-    y[1] = ((x[1] * 2.5 + 3e14) * x[1] - 7e14) * x[1] + 9.7e15;
-    expect[1][1] = 7.5 * x0[1] * x0[1] + 6e14 * x0[1] - 7e14;
+    /* 1: Horner's scheme ending in a large coefficient, and the same
+     * constant taken off again (p(x) - p(0)): a sum with a number, not a
+     * shifter, both times. */
+    static volatile double c0 = 9.7e15;
+    double poly = ((x[1] * 2.5 + 3e14) * x[1] - 7e14) * x[1] + 9.7e15;
+    y[1] = poly + 1e-3 * ((x[1] * 1e15 + c0) - c0);
+    expect[1][1] = 7.5 * x0[1] * x0[1] + 6e14 * x0[1] - 7e14 + 1e-3 * 1e15;
 
     /* 2: the rounding pair in doubles: x2 * rint(x3). */
     double c = shift52;
