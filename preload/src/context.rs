@@ -207,6 +207,10 @@ pub struct ThreadCtx {
     pub frame_shadows: [(u64, shadowmem::RegFile); FRAME_SHADOWS],
     /// Entries in use in `frame_shadows`.
     pub frame_shadows_len: u32,
+    /// Record mode: what derivative rules spanning two instructions
+    /// remember between them (the rounding trick's sums, the sign-clearing
+    /// shift pair).
+    pub rule_memory: crate::record::apply::RuleMemory,
     /// Extended state (x87, SSE, AVX, AVX-512) of the guest.
     pub xsave: XsaveArea,
     /// The indirect-branch lookup table, two-way set associative by the

@@ -113,11 +113,14 @@ def _scalar_location(x):
 
 def _fresh(x):
     """A new scalar object with the value of `x`: a Python float for
-    Python numbers and float64, a numpy scalar of the same type for
-    float32/longdouble scalars. New, so that marking it touches no other
-    object (CPython shares float constants)."""
+    Python numbers, a numpy scalar of the same type for numpy floating
+    scalars. New, so that marking it touches no other object (CPython
+    shares float constants). A float64 scalar stays one: numpy stores it
+    into an array by its type (`a[i] = dgad.input(a[i])`), where a Python
+    float goes through `PyFloat_AsDouble`'s error check `x == -1.0`, after
+    which gcc's code stores the constant -1.0, without x's index."""
     np = _numpy()
-    if np is not None and isinstance(x, np.floating) and not isinstance(x, float):
+    if np is not None and isinstance(x, np.floating):
         if x.dtype.itemsize not in _SIZES:
             raise TypeError("dgad: %s values cannot be marked (float32, float64 and "
                             "longdouble can)" % x.dtype)

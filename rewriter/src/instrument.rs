@@ -221,6 +221,77 @@ pub fn sign_bit_op(insn: &Instruction) -> bool {
         && usize::from(insn.immediate8()) == bits - 1
 }
 
+/// A half of the sign-clearing pair `shl r, 1; shr r, 1` (`sal`, or `add
+/// r, r` for the first) on a 32- or 64-bit general register: fabs of the
+/// float or double it holds. Both halves go to the runtime when the
+/// register is active, which differentiates the pair and treats either
+/// half alone as integer work.
+pub fn magnitude_shift(insn: &Instruction) -> bool {
+    use Mnemonic as M;
+    if insn.op0_kind() != OpKind::Register
+        || !insn.op0_register().is_gpr()
+        || !matches!(insn.op0_register().size(), 4 | 8)
+        || insn.op_count() != 2
+    {
+        return false;
+    }
+    match insn.mnemonic() {
+        M::Shl | M::Sal | M::Shr => insn.op_kind(1) == OpKind::Immediate8 && insn.immediate8() == 1,
+        M::Add => insn.op_kind(1) == OpKind::Register && insn.op_register(1) == insn.op0_register(),
+        _ => false,
+    }
+}
+
+/// A half of the sign-clearing pair on vector lanes: `psllq x, 1` then
+/// `psrlq x, 1` (doubles; `pslld`/`psrld` for floats), legacy or VEX
+/// (`vpsllq y, x, 1; vpsrlq z, y, 1`), unmasked, registers only: fabs of
+/// each lane. Vector integer shifts reach the runtime when active anyway.
+/// The element width in bytes (8 or 4) and whether this is the left shift.
+pub fn vector_magnitude_shift(insn: &Instruction) -> Option<(usize, bool)> {
+    use Mnemonic as M;
+    let (w, left) = match insn.mnemonic() {
+        M::Psllq | M::Vpsllq => (8, true),
+        M::Psrlq | M::Vpsrlq => (8, false),
+        M::Pslld | M::Vpslld => (4, true),
+        M::Psrld | M::Vpsrld => (4, false),
+        _ => return None,
+    };
+    let last = insn.op_count().checked_sub(1)?;
+    let registers = (0..last)
+        .all(|i| insn.op_kind(i) == OpKind::Register && insn.op_register(i).is_vector_register());
+    (registers
+        && insn.op_mask() == Register::None
+        && insn.op_kind(last) == OpKind::Immediate8
+        && insn.immediate8() == 1)
+        .then_some((w, left))
+}
+
+/// `ucomisd`/`comisd`/`ucomiss`/`comiss` (any encoding) of a register
+/// with a constant of the program (a RIP-relative or absolute memory
+/// operand). When an active value compares equal to it, compiled code may
+/// go on with the constant instead of the value (gcc does after CPython's
+/// and numpy's `x == -1.0 && PyErr_Occurred()` checks), and the value's
+/// derivative is lost where no instruction can see it: the runtime
+/// reports it.
+pub fn compares_with_constant(insn: &Instruction) -> bool {
+    use Mnemonic as M;
+    matches!(
+        insn.mnemonic(),
+        M::Ucomisd
+            | M::Comisd
+            | M::Vucomisd
+            | M::Vcomisd
+            | M::Ucomiss
+            | M::Comiss
+            | M::Vucomiss
+            | M::Vcomiss
+    ) && insn.op_count() == 2
+        && insn.op_kind(0) == OpKind::Register
+        && insn.op_kind(1) == OpKind::Memory
+        && (insn.is_ip_rel_memory_operand()
+            || insn.memory_base() == Register::None && insn.memory_index() == Register::None)
+}
+
 /// Whether an operand access writes the location.
 pub fn writes(a: OpAccess) -> bool {
     matches!(
@@ -369,7 +440,18 @@ fn specific_plan(insn: &Instruction, flags_free: bool) -> Plan {
         }
     }
     match semantics(insn.code()) {
+        // An active value compared with a constant goes to the runtime,
+        // which reports an equal one; with live flags (never seen: the
+        // compare writes them all) it goes unchecked.
+        Some(Semantics::NoWrite) if flags_free && compares_with_constant(insn) => {
+            passive_unless_active(insn, true).unwrap_or(Plan::Nothing)
+        }
         Some(Semantics::NoWrite) | Some(Semantics::Special(SpecialKind::Control)) => Plan::Nothing,
+        // The sign-clearing shift pair: the runtime when the register is
+        // active (both halves write every status flag, so they are free).
+        Some(Semantics::Passive) if flags_free && magnitude_shift(insn) => {
+            passive_unless_active(insn, false).unwrap_or(Plan::Runtime)
+        }
         Some(Semantics::Passive)
             if is_vector_integer_arithmetic(insn)
                 || granule_shift(insn)

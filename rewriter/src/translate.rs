@@ -949,8 +949,10 @@ impl<'a> Translator<'a> {
 
     /// Given a double's bits in `rax`: a `jbe rel32` (returned, to be bound
     /// to the runtime path) taken when its magnitude is in [2^42, 2^54),
-    /// the binades of the shifters of rounding tricks (the runtime's
-    /// `rounds_to_integer` decides). Clobbers `rax` and the flags.
+    /// the binades of the shifters of rounding tricks (the runtime
+    /// remembers a sum with a shifter and gives the subtraction that
+    /// undoes it derivative 0: both halves must reach it, `record::apply::
+    /// shifter_addend` and `undoes_shift`). Clobbers `rax` and the flags.
     fn rounding_constant_check(&mut self) -> usize {
         use iced_x86::Code::*;
         self.asm(Instruction::with2(Shr_rm64_imm8, Register::RAX, 52u32));
@@ -1075,7 +1077,8 @@ impl<'a> Translator<'a> {
         operands_below_rdx(self, &mut slow);
         if matches!(op, FpOp::Add | FpOp::Sub) {
             // A passive operand of magnitude in [2^42, 2^54) may be the
-            // shifter of a rounding trick `(x + c) - c`: the runtime decides.
+            // shifter of a rounding trick `(x + c) - c`, either half: the
+            // runtime remembers the sum and decides at the subtraction.
             for lane in 0..u32::from(lanes) {
                 self.asm(Instruction::with2(
                     Mov_r32_rm32,

@@ -477,6 +477,40 @@ fn python_ad_numpy_avx512() {
     check_suites("avx512", "numpy64,numpy32", &[("DGAD_CPUID", "native")]);
 }
 
+/// Issue 16: a float equal to -1.0 converted by C code with
+/// `PyFloat_AsDouble` (`math.sin`, `math.exp`) passes its error check
+/// `x == -1.0`, after which the compiled code goes on with the constant
+/// -1.0 and the derivative is lost where no instruction sees it: dgad must
+/// say so on stderr. At -1.5 the derivatives are right and nothing is
+/// reported (the report is scoped to equal values).
+#[test]
+fn regression_issue16_python_float_equal_to_minus_one_is_reported() {
+    let script = "import math, sys, dgad\n\
+                  x = dgad.input(float(sys.argv[1]))\n\
+                  dgad.output(math.sin(x))\n\
+                  dgad.output(math.exp(x))\n";
+    let report = "record: an active value equals the constant it is compared with";
+    for (x, reported) in [(-1.0f64, true), (-1.5, false)] {
+        let scratch = ScratchDir::new(&format!("python-equal-constant{x}"));
+        let dir = scratch.path().join("run");
+        let invocation = python_invocation().args(["-c", script, &x.to_string()]);
+        let recorded = run_recording(&invocation, &dir, &[]);
+        assert!(recorded.status.success(), "{}", text(&recorded));
+        let stderr = String::from_utf8_lossy(&recorded.stderr);
+        assert_eq!(stderr.contains(report), reported, "x = {x}:\n{stderr}");
+        if !reported {
+            for (bar, want) in [("1.0\n0.0\n", x.cos()), ("0.0\n1.0\n", x.exp())] {
+                fs::write(dir.join("dg-output-bars"), bar).unwrap();
+                let got = evaluate(&dir, &[], "dg-input-bars").unwrap();
+                assert!(
+                    close(got[0][0], want, 1e-12),
+                    "x = {x}: {got:?}, want {want}"
+                );
+            }
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------
 // dgad.grad and the package without its client library
 // ---------------------------------------------------------------------------

@@ -30,6 +30,14 @@
 //!   0x007fffff`, `| 0x3f800000`, `andnot` of the exponent), scalings
 //!   within the binade; on doubles the scale is out of the sweeps' range
 //!   and dgad must say so rather than record a wrong derivative.
+//! - `magnitude_idioms.c` (issue 16): fabs by integer instructions,
+//!   `shl r, 1; shr r, 1`, `add r, r; shr r, 1` (doubles and floats in
+//!   general registers), `andn` with the sign mask, and the vector pairs
+//!   `psllq`/`psrlq` and `pslld`/`psrld` by 1 (legacy and VEX);
+//! - `rounding_pairs.c` (issue 16): sums with constants of the shifters'
+//!   size keep derivative 1 (`t*1e15 + 5e15`, a Horner polynomial ending
+//!   in 9.7e15); only the pair `(x + c) - c` is a rounding, derivative 0,
+//!   in doubles and floats, scalar, vectorised and inside an FMA.
 
 use std::ffi::OsString;
 use testsuite::derivatives::eval_values;
@@ -195,6 +203,16 @@ macro_rules! vector_rule_tests {
             )+
         }
         #[allow(non_snake_case)]
+        mod regression_issue16_magnitude_idioms {
+            use super::*;
+            $(
+                #[test]
+                fn $name() {
+                    check("magnitude_idioms", &[], Compiler::$compiler, OptLevel::$opt);
+                }
+            )+
+        }
+        #[allow(non_snake_case)]
         mod significand_masks_float {
             use super::*;
             $(
@@ -226,6 +244,32 @@ vector_rule_tests! {
     gcc_O3 => Gcc O3;
     clang_O0 => Clang O0;
     clang_O3 => Clang O3;
+}
+
+/// Issue 16, point 1: a sum with a large constant is a sum; only the
+/// rounding pair `(x + c) - c` is a staircase. Every compiler and level,
+/// `-march=native` for the vectorised loops in AVX-512 or AVX2.
+#[allow(non_snake_case)]
+mod regression_issue16_rounding_pairs {
+    use super::*;
+    macro_rules! rounding_pair_tests {
+        ($($name:ident => $compiler:ident $opt:ident;)+) => {
+            $(
+                #[test]
+                fn $name() {
+                    check("rounding_pairs", &[], Compiler::$compiler, OptLevel::$opt);
+                }
+            )+
+        };
+    }
+    rounding_pair_tests! {
+        gcc_O0 => Gcc O0;
+        gcc_O3 => Gcc O3;
+        gcc_O3_native => Gcc O3Native;
+        clang_O0 => Clang O0;
+        clang_O3 => Clang O3;
+        clang_O3_native => Clang O3Native;
+    }
 }
 
 /// The double form of the significand masks: the extraction scales by

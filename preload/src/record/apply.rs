@@ -15,7 +15,8 @@ use iced_x86::{
 };
 use mathwrap::f80::F80;
 use rewriter::instrument::{
-    byte_granular_shift, granule_shift, sign_bit_op, writes, written_register_shadows,
+    byte_granular_shift, compares_with_constant, granule_shift, magnitude_shift, sign_bit_op,
+    vector_magnitude_shift, writes, written_register_shadows,
 };
 use rewriter::semantics::{semantics, Elem, FpOp, LogicOp, Semantics, Shape, SpecialKind};
 use shadowmem::RegFile;
@@ -49,6 +50,7 @@ pub fn instrument(ctx: &mut ThreadCtx, insn: &Instruction) -> After {
         Some(Semantics::Special(SpecialKind::String)) => after = strings(ctx, &insn),
         Some(Semantics::Special(SpecialKind::Exchange)) => exchange(ctx, &insn),
         Some(Semantics::Special(SpecialKind::StateSave)) => super::statesave::apply(ctx, &insn),
+        Some(Semantics::NoWrite) if compares_with_constant(&insn) => equal_to_constant(ctx, &insn),
         Some(Semantics::NoWrite) | Some(Semantics::Special(SpecialKind::Control)) => {}
         Some(Semantics::Passive)
             if byte_granular_shift(&insn)
@@ -58,12 +60,14 @@ pub fn instrument(ctx: &mut ThreadCtx, insn: &Instruction) -> After {
             moves(ctx, &insn)
         }
         Some(Semantics::Passive) if sign_bit_op(&insn) => sign_bit(ctx, r, &insn),
+        Some(Semantics::Passive) if magnitude_shift(&insn) => magnitude_pair(ctx, r, &insn),
+        Some(Semantics::Passive) if vector_magnitude_pair(ctx, r, &insn) => {}
         Some(Semantics::Passive) if exponent_scaling(ctx, r, &insn) => {}
         Some(Semantics::Passive) => {
             let report = rewriter::instrument::is_vector_integer_arithmetic(&insn)
                 && !exponent_extraction(ctx, &insn)
                 || rewriter::instrument::half_precision_conversion(&insn);
-            clear_written(ctx, &insn, report)
+            clear_written(ctx, &insn, report && !reads_only_shifter_sums(ctx, &insn))
         }
         Some(Semantics::Special(SpecialKind::GatherScatter)) => gather_scatter(ctx, &insn),
         None => clear_written(ctx, &insn, true),
@@ -151,33 +155,182 @@ pub fn partials(op: FpOp, a: f64, b: f64) -> (f64, f64) {
     }
 }
 
-/// Whether `a ± b` is the rounding trick `(x + c) − c`: one operand
-/// passive, the active one no larger, and the passive one a *shifter*,
-/// whose ulp is so coarse that the sum keeps none of `x`'s finer bits:
-/// any value in [2^52, 2^54) (doubles; [2^23, 2^25) for floats — what
-/// compilers add and subtract for `rint`, `floor`, … without SSE4.1), or
-/// 2^e or 1.5·2^e plus an integer below 2^11 (an exponent bias) down to
-/// 2^42 (2^13): vectorised `exp`, `sin` and `cos` kernels keep a few
-/// fraction bits of `x·c1 + 1.5·2^48 + 1023` to index a table. The sum is a
-/// staircase in `x`: derivative 0, not the real sum's 1.
-pub fn rounds_to_integer(op: FpOp, elem: Elem, (va, ia): (f64, u32), (vb, ib): (f64, u32)) -> bool {
+/// The shifter `a ± b` adds when it is the first half of the rounding
+/// trick `(x + c) − c`: one operand passive, the active one no larger, and
+/// the passive one a *shifter*, whose ulp is so coarse that the sum keeps
+/// none of `x`'s finer bits: 2^e or 1.5·2^e, plus an integer below 2^11
+/// (an exponent bias), for 2^e from 2^42 to 2^53 (doubles; 2^13 to 2^24
+/// for floats). Compilers add and subtract 2^52 or 1.5·2^52 for `rint`,
+/// `floor`, … without SSE4.1; vectorised `exp`, `sin` and `cos` kernels
+/// keep a few fraction bits of `x·c1 + 1.5·2^48 + 1023` to index a table.
+/// Other constants of those binades (a polynomial's 9.7e15) are not
+/// shifters, even subtracted again. The result is the signed addend (−c
+/// for `x − c`); `c − x` is not taken.
+///
+/// Such a sum alone is an ordinary sum, derivative 1: polynomials end in
+/// coefficients of that size (cephes' `j0`, `t·1e15 + 5e15`). Only the
+/// subtraction of the shifter that follows ([`undoes_shift`]) makes the
+/// pair a staircase in `x`, derivative 0.
+pub fn shifter_addend(
+    op: FpOp,
+    elem: Elem,
+    (va, ia): (f64, u32),
+    (vb, ib): (f64, u32),
+) -> Option<f64> {
     if !matches!(op, FpOp::Add | FpOp::Sub) || (ia == 0) == (ib == 0) {
-        return false;
+        return None;
+    }
+    if op == FpOp::Sub && ia == 0 {
+        return None;
     }
     let (c, x) = if ia == 0 { (va, vb) } else { (vb, va) };
+    if x.abs() > c.abs() || !is_shifter(elem, c) {
+        return None;
+    }
+    Some(if op == FpOp::Sub { -c } else { c })
+}
+
+/// Whether `c` lies where [`shifter_addend`] looks for shifters.
+fn is_shifter(elem: Elem, c: f64) -> bool {
     let p = match elem {
         Elem::F64 => 52,
         Elem::F32 => 23,
         _ => return false,
     };
     let c = c.abs();
-    if x.abs() > c || !c.is_finite() || c == 0.0 {
+    if !c.is_finite() || c == 0.0 {
         return false;
     }
     let e = c.log2().floor() as i32;
     let shifter = |top: f64| c >= top && c - top < 2048.0;
-    (p..=p + 1).contains(&e)
-        || (p - 10..p).contains(&e) && (shifter(2f64.powi(e)) || shifter(1.5 * 2f64.powi(e)))
+    (p - 10..=p + 1).contains(&e) && (shifter(2f64.powi(e)) || shifter(1.5 * 2f64.powi(e)))
+}
+
+/// Whether `a ± b` is the second half of the rounding trick: `s − c`,
+/// `s + (−c)` or `c − s` of a sum `s = x + c` still remembered in
+/// [`ShifterSums`], with a passive `c` that cancels the shifter up to an
+/// integer below 2^11 (an exponent bias the kernel keeps). The result is
+/// `x` rounded to the shifter's grid: derivative 0.
+pub fn undoes_shift(
+    sums: &ShifterSums,
+    op: FpOp,
+    elem: Elem,
+    (va, ia): (f64, u32),
+    (vb, ib): (f64, u32),
+) -> bool {
+    if !matches!(op, FpOp::Add | FpOp::Sub) || (ia == 0) == (ib == 0) {
+        return false;
+    }
+    let (s, d, d_first) = if ia == 0 {
+        (ib, va, true)
+    } else {
+        (ia, vb, false)
+    };
+    let Some(c) = sums.shifter_of(s) else {
+        return false;
+    };
+    // What the operation adds to `s` (`c − s` is −(s − c)).
+    let added = match (op, d_first) {
+        (FpOp::Add, _) => d,
+        _ => -d,
+    };
+    is_shifter(elem, d) && (c + added).abs() < 2048.0
+}
+
+/// Record mode, per thread (in the thread's context; all zeros is empty):
+/// what rules that span two instructions remember between them.
+#[derive(Clone, Copy)]
+pub struct RuleMemory {
+    /// Sums with the shifter of a rounding trick.
+    pub shifter_sums: ShifterSums,
+    /// The guest address of the `shr r, 1` that completes a sign-clearing
+    /// pair whose first half ran last ([`magnitude_pair`]); 0: none.
+    pub magnitude_pair_at: u64,
+}
+
+/// Record mode, per thread: the indices of the latest sums with a shifter
+/// ([`shifter_addend`]) and the shifter each added, direct-mapped by
+/// index (indices are unique on the tape, so a hit is exact; a sum
+/// whose slot a later one takes before its subtraction keeps derivative 1).
+/// All zeros (a fresh context) is empty: index 0 is never active.
+#[derive(Clone, Copy)]
+pub struct ShifterSums {
+    keys: [u32; SHIFTER_SUMS],
+    shifters: [f64; SHIFTER_SUMS],
+}
+
+const SHIFTER_SUMS: usize = 256;
+
+impl ShifterSums {
+    /// Notes that `index` is a sum that added `shifter`.
+    pub fn remember(&mut self, index: u32, shifter: f64) {
+        let slot = index as usize % SHIFTER_SUMS;
+        self.keys[slot] = index;
+        self.shifters[slot] = shifter;
+    }
+
+    /// The shifter the sum `index` added, if it is remembered.
+    pub fn shifter_of(&self, index: u32) -> Option<f64> {
+        let slot = index as usize % SHIFTER_SUMS;
+        (index != 0 && self.keys[slot] == index).then_some(self.shifters[slot])
+    }
+}
+
+/// Whether `insn` reads active data and every active index it reads is a
+/// remembered shifter sum: integer and bitwise work on such a sum reads
+/// the bits of `x` rounded to the shifter's grid (a table index, the
+/// quadrant, the exponent of `2^n`), a staircase whose derivative is 0,
+/// the default rule's, and nothing to report.
+fn reads_only_shifter_sums(ctx: &ThreadCtx, insn: &Instruction) -> bool {
+    let mut factory = InstructionInfoFactory::new();
+    let info = factory.info(insn);
+    let mut any = false;
+    let mut check = |sh: &[u8]| {
+        sh.chunks(4).all(|g| {
+            let i = u32::from_le_bytes(g.try_into().unwrap());
+            any |= i != 0;
+            i == 0 || ctx.rule_memory.shifter_sums.shifter_of(i).is_some()
+        })
+    };
+    for u in info.used_registers() {
+        if matches!(
+            u.access(),
+            OpAccess::Write | OpAccess::CondWrite | OpAccess::NoMemAccess
+        ) {
+            continue;
+        }
+        let reg = u.register();
+        let Some(off) = reg_shadow_offset(reg) else {
+            continue;
+        };
+        let n = if reg.is_gpr() {
+            8
+        } else {
+            reg.size().clamp(4, 64)
+        };
+        let mut b = [0u8; 64];
+        read_shadow(ctx, ShadowLoc::Reg(off), &mut b[..n.next_multiple_of(4)]);
+        if !check(&b[..n.next_multiple_of(4)]) {
+            return false;
+        }
+    }
+    for m in info.used_memory() {
+        if writes(m.access())
+            && !matches!(m.access(), OpAccess::ReadWrite | OpAccess::ReadCondWrite)
+        {
+            continue;
+        }
+        let Some(ea) = effective_address(ctx, insn, 0) else {
+            continue;
+        };
+        let size = m.memory_size().size().clamp(4, 64).next_multiple_of(4);
+        let mut b = [0u8; 64];
+        read_mem_shadow(ctx, ea, &mut b[..size]);
+        if !check(&b[..size]) {
+            return false;
+        }
+    }
+    any
 }
 
 /// One new index for a result `φ(a, b)`, or 0 when it is passive.
@@ -356,19 +509,20 @@ fn fp_arith(
                 // `fma(x, c1, 1.5·2^52)`: a staircase, derivative 0
                 // (vectorised exp, sin and cos kernels find their integer
                 // part so).
-                let product_active = u32::from(ix != 0 || iy != 0);
-                if rounds_to_integer(
-                    FpOp::Add,
-                    elem,
-                    (sign_p * xv * yv, product_active),
-                    (sign_z * z.value(lane, elem), iz),
-                ) {
-                    set(&mut out, lane, 0);
-                    continue;
-                }
                 // Two blocks: the product, then the sum.
                 let t = result_index(ctx, r, ix, sign_p * yv, iy, sign_p * xv);
                 let idx = result_index(ctx, r, t, 1.0, iz, sign_z);
+                // The first half of the rounding trick with the product
+                // as its operand, `fma(x, c1, 1.5·2^52)` (vectorised exp,
+                // sin and cos kernels find their integer part so).
+                if let Some(c) = shifter_addend(
+                    FpOp::Add,
+                    elem,
+                    (sign_p * xv * yv, t),
+                    (sign_z * z.value(lane, elem), iz),
+                ) {
+                    ctx.rule_memory.shifter_sums.remember(idx, c);
+                }
                 set(&mut out, lane, idx);
             }
         }
@@ -435,16 +589,21 @@ fn fp_arith(
             for lane in 0..lanes {
                 let (va, vb) = (a.value(lane, elem), b.value(lane, elem));
                 let (ia, ib) = (a.index(lane, elem), b.index(lane, elem));
-                let idx = if rounds_to_integer(op, elem, (va, ia), (vb, ib)) {
-                    0
-                } else {
-                    let (pa, pb) = if op == FpOp::Range {
-                        super::avx512::range_partials(va, vb, insn.immediate8())
+                let idx =
+                    if undoes_shift(&ctx.rule_memory.shifter_sums, op, elem, (va, ia), (vb, ib)) {
+                        0
                     } else {
-                        partials(op, va, vb)
+                        let (pa, pb) = if op == FpOp::Range {
+                            super::avx512::range_partials(va, vb, insn.immediate8())
+                        } else {
+                            partials(op, va, vb)
+                        };
+                        let idx = result_index(ctx, r, ia, pa, ib, pb);
+                        if let Some(c) = shifter_addend(op, elem, (va, ia), (vb, ib)) {
+                            ctx.rule_memory.shifter_sums.remember(idx, c);
+                        }
+                        idx
                     };
-                    result_index(ctx, r, ia, pa, ib, pb)
-                };
                 set(&mut out, lane, idx);
             }
         }
@@ -535,7 +694,10 @@ fn bit_logic(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction, op: LogicOp)
     if insn.op_count() < 2 || ops.is_empty() {
         return clear_written(ctx, insn, true);
     }
-    let legacy = insn.encoding() == EncodingKind::Legacy || insn.op0_register().is_gpr();
+    // Two-operand forms read their destination; `andn r, a, b` (VEX, the
+    // one three-operand form on general registers) reads a and b.
+    let legacy = insn.encoding() == EncodingKind::Legacy
+        || insn.op0_register().is_gpr() && insn.op_count() == 2;
     let gpr = insn.op0_kind() == OpKind::Register && insn.op0_register().is_gpr()
         || insn.op0_kind() == OpKind::Memory
             && insn.memory_size().size() <= 8
@@ -807,6 +969,14 @@ impl LogicLanes {
                 let p = if (result ^ x) & sign == 0 { 1.0 } else { -1.0 };
                 return LaneRule::Index(result_index(ctx, r, ik, p, 0, 0.0));
             }
+        }
+        // The bits of a sum with a shifter: a staircase (the table index
+        // or quadrant of a rounding trick), derivative 0.
+        if idx
+            .iter()
+            .all(|&i| i == 0 || ctx.rule_memory.shifter_sums.shifter_of(i).is_some())
+        {
+            return LaneRule::Index(0);
         }
         // One active operand whose significand passes through whole: the
         // result is that operand scaled within its binade.
@@ -1142,8 +1312,12 @@ fn exponent_scaling(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction) -> bo
     };
     let lanes = dest_bytes(insn) / w;
     let mut blocks = Vec::with_capacity(lanes);
+    // The bits of a sum with a shifter are a staircase: a passive step.
+    let staircase = |i: u32| ctx.rule_memory.shifter_sums.shifter_of(i).is_some();
     for lane in 0..lanes {
         let (xa, xb) = (a.index(lane, elem), b.index(lane, elem));
+        let xa = if staircase(xa) { 0 } else { xa };
+        let xb = if staircase(xb) { 0 } else { xb };
         let (active, index, step) = match (xa, xb) {
             (0, 0) => {
                 blocks.push(None);
@@ -1183,6 +1357,151 @@ fn exponent_scaling(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction) -> bo
     apply_mask(ctx, insn, &old, &mut out, w, lanes);
     write_shadow(ctx, ShadowLoc::Reg(loc), &out);
     true
+}
+
+/// Either half of the sign-clearing pair `shl r, 1; shr r, 1` (or `add
+/// r, r; shr r, 1`) on the double (64-bit register) or float (32-bit) in a
+/// general register ([`magnitude_shift`]): the pair is fabs. The first
+/// half, when the next instruction in memory is the second on the same
+/// register, records |x| (∂ = sign x) into the register's shadow, which
+/// the second half then keeps. Anything else is integer work on the bits:
+/// a constant, unreported (printing and hashing code shifts doubles so).
+fn magnitude_pair(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction) {
+    let reg = insn.op0_register();
+    let full = ShadowLoc::Reg(RegFile::gpr_offset(reg.full_register().number(), 0));
+    let mut shadow = [0u8; 8];
+    read_shadow(ctx, full, &mut shadow);
+    let index = u32::from_le_bytes(shadow[..4].try_into().unwrap());
+    let upper = u32::from_le_bytes(shadow[4..].try_into().unwrap());
+    let pending = core::mem::take(&mut ctx.rule_memory.magnitude_pair_at);
+    if insn.mnemonic() == Mnemonic::Shr {
+        if index != 0 && pending == insn.ip() {
+            return; // |x| from the first half
+        }
+        return clear_written(ctx, insn, false);
+    }
+    let bits = reg.size() * 8;
+    let second_half = || {
+        let mut bytes = [0u8; 15];
+        let n = crate::cache::read_guest(insn.next_ip(), &mut bytes);
+        let mut d = iced_x86::Decoder::with_ip(
+            64,
+            &bytes[..n],
+            insn.next_ip(),
+            iced_x86::DecoderOptions::NONE,
+        );
+        let next = d.decode();
+        !next.is_invalid()
+            && next.mnemonic() == Mnemonic::Shr
+            && magnitude_shift(&next)
+            && next.op0_register() == reg
+    };
+    if index == 0 || (bits == 64 && upper != 0) || !second_half() {
+        return clear_written(ctx, insn, false);
+    }
+    let value = super::guest::gpr_value(ctx, reg);
+    let partial = if value >> (bits - 1) & 1 == 1 {
+        -1.0
+    } else {
+        1.0
+    };
+    let new = result_index(ctx, r, index, partial, 0, 0.0);
+    let mut out = [0u8; 8];
+    out[..4].copy_from_slice(&new.to_le_bytes());
+    write_shadow(ctx, full, &out);
+    ctx.rule_memory.magnitude_pair_at = insn.next_ip();
+}
+
+/// [`magnitude_pair`] on vector lanes ([`vector_magnitude_shift`]): the
+/// left shift, followed in memory by the right shift of its destination,
+/// records |x| per lane into its destination's shadow, which the right
+/// shift then copies to its own. False (the default rule, which reports
+/// the shift) when the instruction is no such half, or a lane holds a
+/// float pair where doubles are shifted.
+fn vector_magnitude_pair(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction) -> bool {
+    let Some((w, left)) = vector_magnitude_shift(insn) else {
+        return false;
+    };
+    let legacy = insn.encoding() == EncodingKind::Legacy;
+    let dst = insn.op0_register();
+    let src = if legacy { dst } else { insn.op_register(1) };
+    let (Some(dst_loc), Some(src_loc)) = (reg_shadow_offset(dst), reg_shadow_offset(src)) else {
+        return false;
+    };
+    let vl = dst.size();
+    let mut shadow = [0u8; 64];
+    read_shadow(ctx, ShadowLoc::Reg(src_loc), &mut shadow[..vl]);
+    let pending = core::mem::take(&mut ctx.rule_memory.magnitude_pair_at);
+    let mut out = [0u8; 64];
+    if legacy {
+        read_shadow(ctx, ShadowLoc::Reg(dst_loc), &mut out);
+    }
+    if !left {
+        if pending != insn.ip() {
+            return false;
+        }
+        out[..vl].copy_from_slice(&shadow[..vl]);
+        write_shadow(ctx, ShadowLoc::Reg(dst_loc), &out);
+        return true;
+    }
+    let second_half = || {
+        let mut bytes = [0u8; 15];
+        let n = crate::cache::read_guest(insn.next_ip(), &mut bytes);
+        let mut d = iced_x86::Decoder::with_ip(
+            64,
+            &bytes[..n],
+            insn.next_ip(),
+            iced_x86::DecoderOptions::NONE,
+        );
+        let next = d.decode();
+        let next_src = if next.encoding() == EncodingKind::Legacy {
+            0
+        } else {
+            1
+        };
+        !next.is_invalid()
+            && vector_magnitude_shift(&next) == Some((w, false))
+            && next.op_register(next_src) == dst
+            && next.op0_register().size() == vl
+    };
+    let split = (0..vl / w).any(|lane| w == 8 && shadow[8 * lane + 4..8 * lane + 8] != [0; 4]);
+    if split || !second_half() {
+        return false;
+    }
+    let data = vec_value(ctx, src.number());
+    for lane in 0..vl / w {
+        let index = u32::from_le_bytes(shadow[w * lane..][..4].try_into().unwrap());
+        let negative = data[w * lane + w - 1] & 0x80 != 0;
+        let new = result_index(ctx, r, index, if negative { -1.0 } else { 1.0 }, 0, 0.0);
+        out[w * lane..][..w].fill(0);
+        out[w * lane..][..4].copy_from_slice(&new.to_le_bytes());
+    }
+    write_shadow(ctx, ShadowLoc::Reg(dst_loc), &out);
+    ctx.rule_memory.magnitude_pair_at = insn.next_ip();
+    true
+}
+
+/// A compare of an active value with a constant of the program
+/// ([`compares_with_constant`]) that finds them equal: reported once per
+/// guest address. Compilers may continue with the constant after such a
+/// test — gcc rematerialises −1.0 after CPython's and numpy's
+/// `x == -1.0 && PyErr_Occurred()` (`PyFloat_AsDouble`'s error value), so
+/// `math.sin(x)` or `a[i] = x` at x = −1.0 lose x's derivative — and that
+/// constant, loaded by a plain move or an immediate, carries no index.
+fn equal_to_constant(ctx: &ThreadCtx, insn: &Instruction) {
+    let elem = match insn.mnemonic() {
+        Mnemonic::Ucomiss | Mnemonic::Comiss | Mnemonic::Vucomiss | Mnemonic::Vcomiss => Elem::F32,
+        _ => Elem::F64,
+    };
+    let (Some(a), Some(b)) = (lanes_of(ctx, insn, 0, elem), lanes_of(ctx, insn, 1, elem)) else {
+        return;
+    };
+    if a.index(0, elem) != 0 && b.index(0, elem) == 0 && a.value(0, elem) == b.value(0, elem) {
+        warn_once_at(
+            insn,
+            "an active value equals the constant it is compared with; code after the test may use the constant, whose derivative is 0",
+        );
+    }
 }
 
 /// `btr`/`bts`/`btc` of the sign bit ([`sign_bit_op`]): abs (∂ = sign x),
@@ -1984,6 +2303,38 @@ fn merge_masked_lanes(
     let mut old = [0u8; 64];
     read_shadow(ctx, ShadowLoc::Reg(loc), &mut old);
     Some((loc, old, elem, super::guest::kreg_value(ctx, k.number())))
+}
+
+/// Prints one line per guest address (up to 256 addresses; beyond, one
+/// per instruction form) that may lose derivatives.
+fn warn_once_at(insn: &Instruction, what: &str) {
+    static SEEN: [AtomicU64; 256] = [const { AtomicU64::new(0) }; 256];
+    let ip = insn.ip();
+    let start = (ip ^ ip >> 8) as usize;
+    for k in 0..SEEN.len() {
+        let slot = &SEEN[(start + k) % SEEN.len()];
+        match slot.compare_exchange(0, ip, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => break,
+            Err(seen) if seen == ip => return,
+            Err(_) if k + 1 == SEEN.len() => return warn_once(insn, what),
+            Err(_) => {}
+        }
+    }
+    let mut dis = crate::sys::StackBuf::<128>::new();
+    crate::diag::disassemble(ip, &mut dis);
+    let mut module = crate::sys::StackBuf::<256>::new();
+    let offset = crate::diag::module_of(ip, &mut module).unwrap_or(0);
+    crate::dgad_eprintln!(
+        "record: {} (at 0x{:x}, {}+0x{:x}: {})",
+        what,
+        ip,
+        core::str::from_utf8(module.as_bytes()).unwrap_or("?"),
+        offset,
+        core::str::from_utf8(dis.as_bytes()).unwrap_or("?")
+    );
+    crate::stats::STATS
+        .lost_derivatives
+        .fetch_add(1, Ordering::Relaxed);
 }
 
 /// Prints one line per instruction form that loses derivatives.

@@ -14,6 +14,8 @@ class Case:
       "f64", "f32", "longdouble"  a numpy array marked with dgad.input_array,
       "f32_2x2"       a 2 x 2 float32 array,
       "np32_scalars"  a list of numpy.float32 scalars marked with dgad.input,
+      "np64_elements" a float64 array whose elements are marked one by one
+                      with derivgrind.inputf and stored back,
       "views"         (strided view, Fortran-ordered 2 x k array).
     `f` returns a number, a list of numbers or a numpy array (flattened in C
     order). outputs: "output" (dgad.output per value), "output_array"

@@ -56,6 +56,14 @@ def marked_inputs(case):
     import numpy as np
     if kind == "np32_scalars":
         return [dgad.input(np.float32(v)) for v in case.inputs]
+    if kind == "np64_elements":
+        # Derivgrind's way: each element of a float64 array marked with
+        # derivgrind.inputf and stored back (issue 16).
+        a = np.empty(len(case.inputs))
+        a[:] = case.inputs
+        for i in range(len(a)):
+            a[i] = derivgrind.inputf(a[i])
+        return a
     if kind == "views":
         # First half: every other element of a larger array (strided);
         # second half: a 2 x k Fortran-ordered array (marked in C order).

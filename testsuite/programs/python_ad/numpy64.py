@@ -81,6 +81,13 @@ def norm(v):
 
 
 CASES = [
+    # Issue 16: abs of 16 elements equal to -1.0, marked one by one (a
+    # float stored into the array as a Python float went through
+    # PyFloat_AsDouble's `== -1.0` error check, after which numpy's code
+    # stores the constant: derivative 0, silently).
+    Case("np64_abs_of_marked_elements_regression_issue16", [-1.0] * 16 + [2.5, -0.75],
+         lambda a: abs(a), lambda x: [abs(v) for v in x],
+         lambda x: diag([1.0 if v > 0 else -1.0 for v in x]), kind="np64_elements"),
     # --- elementwise arithmetic ---------------------------------------
     elementwise("add", lambda a, b: a + b, lambda a, b: a + b, lambda a, b: 1, lambda a, b: 1),
     elementwise("sub", lambda a, b: a - b, lambda a, b: a - b, lambda a, b: 1, lambda a, b: -1),
