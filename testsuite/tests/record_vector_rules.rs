@@ -34,6 +34,9 @@
 //!   `shl r, 1; shr r, 1`, `add r, r; shr r, 1` (doubles and floats in
 //!   general registers), `andn` with the sign mask, and the vector pairs
 //!   `psllq`/`psrlq` and `pslld`/`psrld` by 1 (legacy and VEX);
+//! - `word_reassembly.c` (issue 16): a long double, a double and a pair
+//!   of floats put together from 32-bit words with `shl`/`or` in general
+//!   registers keep their indices;
 //! - `rounding_pairs.c` (issue 16): sums with constants of the shifters'
 //!   size keep derivative 1 (`t*1e15 + 5e15`, a Horner polynomial ending
 //!   in 9.7e15); only the pair `(x + c) - c` is a rounding, derivative 0,
@@ -199,6 +202,16 @@ macro_rules! vector_rule_tests {
                 #[test]
                 fn $name() {
                     check("bit_moves", &[], Compiler::$compiler, OptLevel::$opt);
+                }
+            )+
+        }
+        #[allow(non_snake_case)]
+        mod regression_issue16_word_reassembly {
+            use super::*;
+            $(
+                #[test]
+                fn $name() {
+                    check("word_reassembly", &[], Compiler::$compiler, OptLevel::$opt);
                 }
             )+
         }

@@ -787,16 +787,26 @@ fn bit_logic(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction, op: LogicOp)
         // low granule of `x & 0x000f…f` would pass for the identity).
         for off in (0..bytes).step_by(8) {
             if !lanes.upper_half_active(off) {
-                match lanes.lane(ctx, r, off, 8) {
-                    LaneRule::Index(idx) => {
+                let rule = lanes.lane(ctx, r, off, 8);
+                // A word put in front of an active 4-byte part in a general
+                // register moves bytes, as `mov [m + 4], eax` does.
+                let put_together = match rule {
+                    LaneRule::Index(_) => None,
+                    _ if gpr && matches!(op, LogicOp::Or | LogicOp::Xor) => {
+                        lanes.words_put_together(off)
+                    }
+                    _ => None,
+                };
+                match (rule, put_together) {
+                    (_, Some(idx)) | (LaneRule::Index(idx), _) => {
                         out[off..off + 4].copy_from_slice(&idx.to_le_bytes());
                         continue;
                     }
-                    LaneRule::OutOfRange => {
+                    (LaneRule::OutOfRange, None) => {
                         out_of_range = true;
                         continue;
                     }
-                    LaneRule::NotATrick => {}
+                    (LaneRule::NotATrick, None) => {}
                 }
             }
             emit(ctx, off, 4, &mut out);
@@ -804,10 +814,14 @@ fn bit_logic(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction, op: LogicOp)
         }
     }
     let w = if gpr { w } else { 4 };
-    // In general registers, taking a double apart is integer work (glibc's
-    // printf extracts the significand so): a constant, as for shifts there,
-    // without a report.
-    if warned_unknown || out_of_range && !gpr {
+    // In general registers, taking a double apart with a mask is integer
+    // work (glibc's printf extracts the significand so): a constant, as for
+    // shifts there, without a report. Putting one together (`or`/`xor`
+    // of parts, as code reassembling a long double's 32-bit words does)
+    // is reported: the result may be the value itself, which the rule
+    // cannot tell from a significand scaled out of range.
+    let combines = matches!(op, LogicOp::Or | LogicOp::Xor);
+    if warned_unknown || out_of_range && (!gpr || combines) {
         warn_once(insn, "bitwise logic on active data that is not a sign-bit trick; the result is treated as a constant");
     }
     // Destination: GPRs take the whole 8-byte shadow (32-bit writes zero the
@@ -886,6 +900,31 @@ impl LogicLanes {
         } else {
             u64::from(u32::from_le_bytes(d[off..off + 4].try_into().unwrap()))
         }
+    }
+
+    /// The index of an 8-byte lane that `or`/`xor` puts together from
+    /// disjoint words: one operand active, with its index in the low word
+    /// and nothing in its high word, every other operand nothing in the
+    /// low word (a long double's significand reassembled from its 32-bit
+    /// words: `shl rax, 32; or rcx, rax`). The low word, and with it the
+    /// index, passes unchanged: a move of bytes. An active operand whose
+    /// low word is replaced (a normal double's low significand bits set
+    /// from another operand) is not such a move.
+    fn words_put_together(&self, off: usize) -> Option<u32> {
+        let mut active = self
+            .operands
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, sh))| Self::index(sh, off) != 0);
+        let (Some((k, (data, sh))), None) = (active.next(), active.next()) else {
+            return None;
+        };
+        let others_low_clear = self
+            .operands
+            .iter()
+            .enumerate()
+            .all(|(j, (d, _))| j == k || Self::value(d, off, 4) == 0);
+        (Self::value(data, off + 4, 4) == 0 && others_low_clear).then(|| Self::index(sh, off))
     }
 
     fn upper_half_active(&self, off: usize) -> bool {
