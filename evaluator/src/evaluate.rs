@@ -45,7 +45,8 @@ pub enum EvalError {
     /// Even one lane of derivatives does not fit into the memory budget.
     #[error(
         "the tape's {blocks} blocks need {needed} bytes of derivatives per direction, \
-         but only {budget} bytes of memory are available"
+         but only {budget} bytes of memory are available (three quarters of MemAvailable \
+         or of the address-space limit, whichever is lower)"
     )]
     MemoryBudget {
         /// Blocks on the tape.
@@ -87,12 +88,27 @@ impl Default for SweepOptions {
     }
 }
 
-/// `MemAvailable` of `/proc/meminfo`, in bytes.
+/// `MemAvailable` of `/proc/meminfo`, in bytes, or the process's
+/// address-space limit (`ulimit -v`) if that is lower.
 fn available_memory() -> Option<u64> {
     let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
+    Some((kib * 1024).min(address_space_limit().unwrap_or(u64::MAX)))
+}
+
+/// The soft `RLIMIT_AS` of `/proc/self/limits`, in bytes (`None` when
+/// unlimited or unknown).
+fn address_space_limit() -> Option<u64> {
+    let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let line = limits
+        .lines()
+        .find(|l| l.starts_with("Max address space"))?;
+    line["Max address space".len()..]
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
 }
 
 /// How the directions of an evaluation are split.
