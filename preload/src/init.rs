@@ -130,7 +130,8 @@ fn read_config(envp: *const *const libc::c_char) -> Config {
         (Some(m), _) => fail(&format!("DGAD_MODE={} is not one of null, record, dot", String::from_utf8_lossy(m))),
     };
     if mode == Mode::Record {
-        if let Err(e) = crate::record::init(record.unwrap_or_default()) {
+        let tape_limit = get("DGAD_TAPE_LIMIT");
+        if let Err(e) = crate::record::init(record.unwrap_or_default(), tape_limit) {
             fail(&e);
         }
     }
