@@ -45,8 +45,7 @@ pub enum EvalError {
     /// Even one lane of derivatives does not fit into the memory budget.
     #[error(
         "the tape's {blocks} blocks need {needed} bytes of derivatives per direction, \
-         but only {budget} bytes of memory are available (three quarters of MemAvailable \
-         or of the address-space limit, whichever is lower)"
+         but only {budget} bytes of memory are available"
     )]
     MemoryBudget {
         /// Blocks on the tape.
@@ -78,7 +77,8 @@ pub struct SweepOptions {
 }
 
 impl Default for SweepOptions {
-    /// 8 lanes, one thread per CPU, three quarters of the available memory.
+    /// 8 lanes, one thread per CPU, three quarters of the available memory
+    /// (`MemAvailable`, or the address-space limit if that is lower).
     fn default() -> SweepOptions {
         SweepOptions {
             max_lanes: MAX_LANES,
