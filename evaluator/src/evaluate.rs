@@ -55,6 +55,22 @@ pub enum EvalError {
         /// The budget.
         budget: u64,
     },
+    /// The results (e.g. a Jacobian of many inputs and outputs) do not fit
+    /// into the memory budget.
+    #[error(
+        "the results, {rows} rows of {directions} values, need {needed} bytes of memory \
+         (with their copies while they are collected), but only {budget} bytes are available"
+    )]
+    ResultBudget {
+        /// Rows of the result (variables read).
+        rows: usize,
+        /// Values per row (directions).
+        directions: usize,
+        /// Bytes needed.
+        needed: u64,
+        /// The budget.
+        budget: u64,
+    },
     /// The operating system refused the memory for the derivatives.
     #[error("cannot allocate {bytes} bytes for the derivatives: {error}")]
     Alloc {
@@ -199,6 +215,19 @@ pub fn evaluate(
         Seeds::Identity => seeded.len(),
     };
     let plan = Plan::new(tape.block_count(), directions, options)?;
+    // The table, the passes' pieces of it while they are collected, and a
+    // Jacobian's transpose: checked before any of it is allocated.
+    let table = (read.len() as u64)
+        .saturating_mul(plan.directions as u64)
+        .saturating_mul(8);
+    if table.saturating_mul(3) > options.memory_budget {
+        return Err(EvalError::ResultBudget {
+            rows: read.len(),
+            directions: plan.directions,
+            needed: table.saturating_mul(3),
+            budget: options.memory_budget,
+        });
+    }
     let mut values = ValueTable::zeros(read.len(), plan.directions);
     if directions == 0 {
         return Ok(Evaluation {

@@ -420,3 +420,34 @@ fn a_tape_too_large_for_memory_is_refused_before_it_is_read() {
     );
     assert!(start.elapsed().as_secs() < 10, "took {:?}", start.elapsed());
 }
+
+/// Issue 16: a Jacobian too large for memory (200,000 inputs × 200,000
+/// outputs: 320 GB of values) is refused before it is allocated, with the
+/// bytes needed (an older dg-eval aborted in the allocator).
+#[test]
+fn a_jacobian_too_large_for_memory_is_refused_before_it_is_allocated() {
+    let n: u64 = 200_000;
+    let dir = tempfile::tempdir().unwrap();
+    let mut blocks = vec![Block::ZERO; n as usize + 1];
+    blocks.extend((1..=n).map(|i| Block::unary(i, 2.0)));
+    write_tape(&dir.path().join(file_name::TAPE), &blocks).unwrap();
+    let ins: Vec<u64> = (1..=n).collect();
+    let outs: Vec<u64> = (n + 1..=2 * n).collect();
+    write_indices(&dir.path().join(file_name::INPUT_INDICES), &ins).unwrap();
+    write_indices(&dir.path().join(file_name::OUTPUT_INDICES), &outs).unwrap();
+    let script = format!(
+        "ulimit -v 8000000; exec {} {} --jacobian",
+        env!("CARGO_BIN_EXE_dg-eval"),
+        dir.path().display()
+    );
+    let output = Command::new("bash").args(["-c", &script]).output().unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(
+        stderr(&output).starts_with(
+            "dg-eval: the results, 200000 rows of 200000 values, need 960000000000 bytes"
+        ),
+        "{}",
+        stderr(&output)
+    );
+    assert!(!dir.path().join(file_name::JACOBIAN).exists());
+}
