@@ -248,6 +248,16 @@ fn a_recording_survives_an_execve_into_another_recording_program() {
     assert!(out.status.success(), "{out:?}");
     assert_eq!(gradient(&dir), vec![3.0]);
     assert_eq!(gradient(&dir.join("exec-2")), vec![12.0]);
+    // A run without the execve leaves nothing of the earlier run's exec-2
+    // but the seeds written there.
+    let out = record(&Invocation::new(&prog).arg("1"), &dir);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(listing(&dir.join("exec-2")), ["dg-output-bars"]);
+    fs::remove_file(dir.join("exec-2").join("dg-output-bars")).unwrap();
+    let out = record(&Invocation::new(&prog).arg("1"), &dir);
+    assert!(out.status.success(), "{out:?}");
+    assert!(!dir.join("exec-2").exists());
+    assert_eq!(gradient(&dir), vec![3.0]);
 }
 
 /// A process killed with SIGKILL after declaring its input and output

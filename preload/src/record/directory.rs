@@ -240,6 +240,49 @@ pub fn remove_stale(dirfd: i32) -> Result<(), (i64, &'static str)> {
     Ok(())
 }
 
+/// Removes the `exec-2`, `exec-3`, … subdirectories an earlier process
+/// left (a new recording into `dirfd` replaces all of it): their record
+/// files and results, and the directory itself when that empties it
+/// (seeds the user wrote keep it). A link in their place is removed.
+pub fn remove_exec_dirs(dirfd: i32) {
+    for n in 2.. {
+        let name = c_name(format!("exec-{n}").as_bytes());
+        let sub = openat(
+            dirfd,
+            &name,
+            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW,
+            0,
+        );
+        if sub == -(libc::ENOENT as i64) {
+            return;
+        }
+        if sub >= 0 {
+            let sub = sub as i32;
+            let files = STALE_RESULTS.iter().chain(&[
+                tape_format::file_name::TAPE,
+                tape_format::file_name::INPUT_INDICES,
+                tape_format::file_name::OUTPUT_INDICES,
+                PROCESS_MARK,
+            ]);
+            for file in files {
+                unlinkat(sub, &c_name(file.as_bytes()));
+            }
+            close(sub);
+            // SAFETY: name is NUL-terminated; only an empty directory goes.
+            unsafe {
+                sys::syscall3(
+                    libc::SYS_unlinkat,
+                    dirfd as u64,
+                    name.as_ptr() as u64,
+                    libc::AT_REMOVEDIR as u64,
+                )
+            };
+        } else {
+            unlinkat(dirfd, &name);
+        }
+    }
+}
+
 /// This process's identity across `execve`: its id and start time (clock
 /// ticks after boot, `/proc/self/stat` field 22), as one line.
 pub fn process_identity() -> Vec<u8> {

@@ -228,10 +228,11 @@ impl Recorder {
     }
 
     /// Creates the tape (block 0) and the empty index files, removing the
-    /// results of an earlier evaluation. A directory an earlier image of
-    /// this process recorded into (it `execve`d us) is left alone: this
-    /// image records into `DIR/exec-2` (then `exec-3`, …). Returns the
-    /// tape's descriptor. Under the `files` lock.
+    /// results of an earlier evaluation and the `exec-N` subdirectories of
+    /// an earlier process. A directory an earlier image of this process
+    /// recorded into (it `execve`d us) is left alone: this image records
+    /// into `DIR/exec-2` (then `exec-3`, …). Returns the tape's descriptor.
+    /// Under the `files` lock.
     fn create_files(&self) -> i32 {
         let identity = directory::process_identity();
         let mut dirfd = self.dir_fd;
@@ -246,7 +247,9 @@ impl Recorder {
             }
             dirfd = sub;
         }
-        if n > 1 {
+        if n == 1 {
+            directory::remove_exec_dirs(dirfd);
+        } else {
             dirfd = crate::fds::adopt(dirfd);
             self.exec_dir.store(n, Ordering::Relaxed);
             crate::dgad_eprintln!(
