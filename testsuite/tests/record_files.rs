@@ -125,6 +125,44 @@ fn links_planted_in_the_record_directory_are_not_written_through() {
     assert!((gradient(&dir)[0] - expected).abs() <= 1e-12 * expected);
 }
 
+/// The user's own `dg-tape` link to `/dev/null` discards the tape (how
+/// `scripts/bench_record.py` measures the instrumented program alone): it
+/// is kept, and the index files are written beside it.
+#[test]
+fn the_users_own_link_to_dev_null_discards_the_tape() {
+    let scratch = ScratchDir::new("files-discard");
+    let dir = scratch.path().join("run");
+    fs::create_dir(&dir).unwrap();
+    std::os::unix::fs::symlink("/dev/null", dir.join("dg-tape")).unwrap();
+    let out = record(&recurrence("0.999", 200000), &dir);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        fs::read_link(dir.join("dg-tape")).unwrap(),
+        Path::new("/dev/null")
+    );
+    assert_eq!(
+        fs::read_to_string(dir.join("dg-input-indices")).unwrap(),
+        "1\n"
+    );
+    assert_eq!(
+        fs::read_to_string(dir.join("dg-output-indices"))
+            .unwrap()
+            .lines()
+            .count(),
+        1
+    );
+    if running_as_root() {
+        // Another user's link to /dev/null is replaced, as any other.
+        std::os::unix::fs::lchown(dir.join("dg-tape"), Some(NOBODY), None).unwrap();
+        let out = record(&recurrence("0.999", 100), &dir);
+        assert!(out.status.success(), "{out:?}");
+        assert!(fs::symlink_metadata(dir.join("dg-tape"))
+            .unwrap()
+            .file_type()
+            .is_file());
+    }
+}
+
 /// A record directory another user owns, one every user may write to
 /// without the sticky bit, and one reached through another user's
 /// symbolic link are refused with the reason, and nothing is written.

@@ -228,10 +228,54 @@ pub fn create(dirfd: i32, name: &str, contents: &[u8]) -> Result<i32, i64> {
     Ok(fd)
 }
 
+/// Whether `dg-tape` is the user's own symbolic link to `/dev/null`: the
+/// tape is then discarded (benchmarks measure the instrumented program
+/// without the cost of the file). Only a link the user owns counts;
+/// another's is replaced like any other file.
+pub fn tape_discarded(dirfd: i32) -> bool {
+    let name = c_name(tape_format::file_name::TAPE.as_bytes());
+    let owned_link = stat_of(dirfd as i64, &name, libc::AT_SYMLINK_NOFOLLOW)
+        .is_ok_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFLNK && st.st_uid == sys::geteuid());
+    if !owned_link {
+        return false;
+    }
+    let mut target = [0u8; 16];
+    // SAFETY: name is NUL-terminated; the kernel writes at most
+    // target.len() bytes into our buffer.
+    let n = unsafe {
+        sys::syscall6(
+            libc::SYS_readlinkat,
+            dirfd as u64,
+            name.as_ptr() as u64,
+            target.as_mut_ptr() as u64,
+            target.len() as u64,
+            0,
+            0,
+        )
+    };
+    n > 0 && &target[..n as usize] == b"/dev/null"
+}
+
+/// `/dev/null` opened for writing, for a discarded tape.
+pub fn open_null() -> Result<i32, i64> {
+    let fd = openat(libc::AT_FDCWD, b"/dev/null\0", libc::O_WRONLY, 0);
+    if fd < 0 {
+        Err(-fd)
+    } else {
+        Ok(fd as i32)
+    }
+}
+
 /// Removes the results of an earlier evaluation and the tape they came
-/// from, before a new recording's files replace the rest.
-pub fn remove_stale(dirfd: i32) -> Result<(), (i64, &'static str)> {
-    for name in STALE_RESULTS.iter().chain(&[tape_format::file_name::TAPE]) {
+/// from (unless `keep_tape`: a discarded tape's link), before a new
+/// recording's files replace the rest.
+pub fn remove_stale(dirfd: i32, keep_tape: bool) -> Result<(), (i64, &'static str)> {
+    let tape: &[&str] = if keep_tape {
+        &[]
+    } else {
+        &[tape_format::file_name::TAPE]
+    };
+    for name in STALE_RESULTS.iter().chain(tape) {
         let r = unlinkat(dirfd, &c_name(name.as_bytes()));
         if r < 0 && r != -(libc::ENOENT as i64) {
             return Err((-r, name));

@@ -261,7 +261,8 @@ impl Recorder {
             );
         }
         let dir = self.shown_dir();
-        if let Err((e, name)) = directory::remove_stale(dirfd) {
+        let discard = directory::tape_discarded(dirfd);
+        if let Err((e, name)) = directory::remove_stale(dirfd, discard) {
             self.fail_unrecorded(&format!(
                 "cannot remove the earlier {dir}{name}: {}",
                 errno_text(e)
@@ -283,7 +284,14 @@ impl Recorder {
         self.outputs.fd.store(output, Ordering::Release);
         // The tape always starts with the all-zero block 0; it is created
         // last, so a tape in the directory means the index files are ours.
-        let tape = create(file_name::TAPE, &[0u8; 32]);
+        let tape = if discard {
+            directory::open_null().map_or_else(
+                |e| self.fail_unrecorded(&format!("cannot open /dev/null: {}", errno_text(e))),
+                crate::fds::adopt,
+            )
+        } else {
+            create(file_name::TAPE, &[0u8; 32])
+        };
         self.tape_fd.store(tape, Ordering::Release);
         tape
     }
