@@ -643,8 +643,8 @@ pub fn stop_inline_recording() {
 }
 
 /// In a child after `fork`: the child records nothing (its blocks would
-/// land on the parent's indices), and what the parent had queued or
-/// buffered is the parent's to write.
+/// land on the parent's indices), and what the parent had queued is the
+/// parent's to write.
 pub fn after_fork_child(ctx: &mut ThreadCtx) {
     writer::after_fork_child();
     ctx.tape_ring.forget_queued();
