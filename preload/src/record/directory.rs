@@ -120,16 +120,12 @@ pub fn open(path: &[u8], shown: &str) -> Result<i32, String> {
     if r < 0 && r != -(libc::EEXIST as i64) {
         return Err(format!("cannot create {what}: {}", super::errno_text(-r)));
     }
-    let link = match stat_of(libc::AT_FDCWD as i64, &p, libc::AT_SYMLINK_NOFOLLOW) {
-        Ok(st) => st.st_mode & libc::S_IFMT == libc::S_IFLNK,
-        Err(e) => return Err(format!("cannot inspect {what}: {}", super::errno_text(e))),
-    };
+    let st = stat_of(libc::AT_FDCWD as i64, &p, libc::AT_SYMLINK_NOFOLLOW)
+        .map_err(|e| format!("cannot inspect {what}: {}", super::errno_text(e)))?;
     let mut flags = libc::O_RDONLY | libc::O_DIRECTORY;
-    if link {
+    if st.st_mode & libc::S_IFMT == libc::S_IFLNK {
         // A link is followed only when its owner is the user or root, as
         // the kernel's protected_symlinks does in sticky directories.
-        let st = stat_of(libc::AT_FDCWD as i64, &p, libc::AT_SYMLINK_NOFOLLOW)
-            .map_err(|e| format!("cannot inspect {what}: {}", super::errno_text(e)))?;
         if st.st_uid != sys::geteuid() && st.st_uid != 0 {
             return Err(format!(
                 "{what} is a symbolic link owned by user {}, not by you: its owner could point \
