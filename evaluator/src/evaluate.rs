@@ -55,6 +55,22 @@ pub enum EvalError {
         /// The budget.
         budget: u64,
     },
+    /// The results (e.g. a Jacobian of many inputs and outputs) do not fit
+    /// into the memory budget.
+    #[error(
+        "the results, {rows} rows of {directions} values, need {needed} bytes of memory \
+         (with their copies while they are collected), but only {budget} bytes are available"
+    )]
+    ResultBudget {
+        /// Rows of the result (variables read).
+        rows: usize,
+        /// Values per row (directions).
+        directions: usize,
+        /// Bytes needed.
+        needed: u64,
+        /// The budget.
+        budget: u64,
+    },
     /// The operating system refused the memory for the derivatives.
     #[error("cannot allocate {bytes} bytes for the derivatives: {error}")]
     Alloc {
@@ -77,7 +93,8 @@ pub struct SweepOptions {
 }
 
 impl Default for SweepOptions {
-    /// 8 lanes, one thread per CPU, three quarters of the available memory.
+    /// 8 lanes, one thread per CPU, three quarters of the available memory
+    /// (`MemAvailable`, or the address-space limit if that is lower).
     fn default() -> SweepOptions {
         SweepOptions {
             max_lanes: MAX_LANES,
@@ -87,12 +104,27 @@ impl Default for SweepOptions {
     }
 }
 
-/// `MemAvailable` of `/proc/meminfo`, in bytes.
+/// `MemAvailable` of `/proc/meminfo`, in bytes, or the process's
+/// address-space limit (`ulimit -v`) if that is lower.
 fn available_memory() -> Option<u64> {
     let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
+    Some((kib * 1024).min(address_space_limit().unwrap_or(u64::MAX)))
+}
+
+/// The soft `RLIMIT_AS` of `/proc/self/limits`, in bytes (`None` when
+/// unlimited or unknown).
+fn address_space_limit() -> Option<u64> {
+    let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let line = limits
+        .lines()
+        .find(|l| l.starts_with("Max address space"))?;
+    line["Max address space".len()..]
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
 }
 
 /// How the directions of an evaluation are split.
@@ -183,6 +215,19 @@ pub fn evaluate(
         Seeds::Identity => seeded.len(),
     };
     let plan = Plan::new(tape.block_count(), directions, options)?;
+    // The table, the passes' pieces of it while they are collected, and a
+    // Jacobian's transpose: checked before any of it is allocated.
+    let table = (read.len() as u64)
+        .saturating_mul(plan.directions as u64)
+        .saturating_mul(8);
+    if table.saturating_mul(3) > options.memory_budget {
+        return Err(EvalError::ResultBudget {
+            rows: read.len(),
+            directions: plan.directions,
+            needed: table.saturating_mul(3),
+            budget: options.memory_budget,
+        });
+    }
     let mut values = ValueTable::zeros(read.len(), plan.directions);
     if directions == 0 {
         return Ok(Evaluation {

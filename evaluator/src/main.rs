@@ -10,8 +10,10 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 use clap::builder::TypedValueParser as _;
 use clap::Parser;
-use evaluator::{Evaluation, Mode, SweepOptions, MAX_LANES};
-use tape_format::{file_name, read_values, write_values, DisplayValue, Recording, TapeSummary};
+use evaluator::{Evaluation, Mode, Plan, SweepOptions, MAX_LANES};
+use tape_format::{
+    file_name, read_values, tape_blocks, write_values, DisplayValue, Recording, TapeSummary,
+};
 
 /// Evaluate a recorded tape: reverse mode by default (dg-output-bars →
 /// dg-input-bars), forward mode with --forward (dg-input-dots →
@@ -62,6 +64,21 @@ fn main() -> ExitCode {
 
 fn run(cli: &Cli) -> anyhow::Result<()> {
     let start = Instant::now();
+    let mut options = SweepOptions {
+        max_lanes: cli.lanes,
+        ..SweepOptions::default()
+    };
+    if let Some(threads) = cli.threads {
+        options.threads = threads;
+    }
+    if !cli.print {
+        // Before the tape is mapped and read: a tape whose derivatives
+        // cannot fit is refused at once, however large (or sparse) it is.
+        let blocks = tape_blocks(&cli.dir.join(file_name::TAPE))
+            .with_context(|| format!("record directory {}", cli.dir.display()))?;
+        Plan::new(blocks, 1, &options)
+            .with_context(|| format!("record directory {}", cli.dir.display()))?;
+    }
     let recording = Recording::open(&cli.dir)
         .with_context(|| format!("record directory {}", cli.dir.display()))?;
     let open_time = start.elapsed();
@@ -76,13 +93,6 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         None
     };
 
-    let mut options = SweepOptions {
-        max_lanes: cli.lanes,
-        ..SweepOptions::default()
-    };
-    if let Some(threads) = cli.threads {
-        options.threads = threads;
-    }
     let mode = if cli.forward {
         Mode::Forward
     } else {

@@ -283,3 +283,171 @@ fn usage_errors_exit_with_2() {
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
 }
+
+/// Issue 16: a result file is replaced, not written through a link another
+/// user planted in the directory (the link's target keeps its contents).
+#[test]
+fn results_replace_a_planted_link_instead_of_following_it() {
+    let dir = product_dir();
+    write(dir.path(), file_name::OUTPUT_BARS, "1\n0\n");
+    let victim = dir.path().join("victim");
+    fs::write(&victim, "precious\n").unwrap();
+    std::os::unix::fs::symlink(&victim, dir.path().join(file_name::INPUT_BARS)).unwrap();
+    let output = dg_eval(dir.path(), &[]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(fs::read_to_string(&victim).unwrap(), "precious\n");
+    let meta = fs::symlink_metadata(dir.path().join(file_name::INPUT_BARS)).unwrap();
+    assert!(meta.file_type().is_file(), "{meta:?}");
+    assert_eq!(read(dir.path(), file_name::INPUT_BARS), "-4\n3\n");
+}
+
+/// A record directory of `inputs` unused inputs and one output (y = 2 x_1).
+fn wide_dir(inputs: u64) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let mut blocks = vec![Block::ZERO; inputs as usize + 1];
+    blocks.push(Block::unary(1, 2.0));
+    write_tape(&dir.path().join(file_name::TAPE), &blocks).unwrap();
+    let ins: Vec<u64> = (1..=inputs).collect();
+    write_indices(&dir.path().join(file_name::INPUT_INDICES), &ins).unwrap();
+    write_indices(&dir.path().join(file_name::OUTPUT_INDICES), &[inputs + 1]).unwrap();
+    dir
+}
+
+/// Issue 16: a result that cannot be written whole (here a file-size limit
+/// of 1 KiB standing in for a full disk) leaves the previous result as it
+/// was, not a truncated file beside the error message.
+#[test]
+fn a_full_disk_leaves_the_previous_result_not_half_a_new_one() {
+    let dir = wide_dir(1000);
+    write(dir.path(), file_name::OUTPUT_BARS, "1\n");
+    write(dir.path(), file_name::INPUT_BARS, "previous\n");
+    let script = format!(
+        "ulimit -f 1; trap '' XFSZ; exec {} {}",
+        env!("CARGO_BIN_EXE_dg-eval"),
+        dir.path().display()
+    );
+    let output = Command::new("bash").args(["-c", &script]).output().unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("File too large"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(read(dir.path(), file_name::INPUT_BARS), "previous\n");
+    let leftovers: Vec<_> = fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+/// Issue 16: a FIFO or a device in place of a file of the record directory
+/// is refused at once (a FIFO hung dg-eval, `/dev/zero` as an index file
+/// filled its memory).
+#[test]
+fn files_that_are_not_regular_are_refused() {
+    for (name, make) in [
+        (file_name::INPUT_INDICES, "fifo"),
+        (file_name::OUTPUT_INDICES, "/dev/zero"),
+        (file_name::TAPE, "fifo"),
+        (file_name::OUTPUT_BARS, "fifo"),
+    ] {
+        let dir = product_dir();
+        write(dir.path(), file_name::OUTPUT_BARS, "1\n0\n");
+        let path = dir.path().join(name);
+        let _ = fs::remove_file(&path);
+        let what = if make == "fifo" {
+            let status = Command::new("mkfifo").arg(&path).status().unwrap();
+            assert!(status.success());
+            "a FIFO"
+        } else {
+            std::os::unix::fs::symlink(make, &path).unwrap();
+            "a character device"
+        };
+        let mut child = Command::new(env!("CARGO_BIN_EXE_dg-eval"))
+            .arg(dir.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while child.try_wait().unwrap().is_none() {
+            if std::time::Instant::now() > deadline {
+                child.kill().unwrap();
+                child.wait().unwrap();
+                panic!("dg-eval hangs on {name} as {make}");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let output = child.wait_with_output().unwrap();
+        assert_eq!(output.status.code(), Some(1), "{name}: {}", stderr(&output));
+        let expected = format!(
+            "cannot read {}: it is {what}, not a regular file\n",
+            path.display()
+        );
+        assert!(stderr(&output).ends_with(&expected), "{}", stderr(&output));
+    }
+}
+
+/// Issue 16: a tape whose derivatives cannot fit into memory is refused
+/// before it is mapped or read, with the bytes needed and available (a
+/// 2 TB sparse tape, under an 8 GB address-space limit; an older dg-eval
+/// tried to map and pre-fault it).
+#[test]
+fn a_tape_too_large_for_memory_is_refused_before_it_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let tape = fs::File::create(dir.path().join(file_name::TAPE)).unwrap();
+    tape.set_len(2_000_000_000_000).unwrap();
+    write(dir.path(), file_name::INPUT_INDICES, "1\n");
+    write(dir.path(), file_name::OUTPUT_INDICES, "2\n");
+    write(dir.path(), file_name::OUTPUT_BARS, "1\n");
+    let script = format!(
+        "ulimit -v 8000000; exec {} {}",
+        env!("CARGO_BIN_EXE_dg-eval"),
+        dir.path().display()
+    );
+    let start = std::time::Instant::now();
+    let output = Command::new("bash").args(["-c", &script]).output().unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains(
+            "the tape's 62500000000 blocks need 500000000000 bytes of derivatives per direction, \
+             but only "
+        ),
+        "{}",
+        stderr(&output)
+    );
+    assert!(start.elapsed().as_secs() < 10, "took {:?}", start.elapsed());
+}
+
+/// Issue 16: a Jacobian too large for memory (200,000 inputs × 200,000
+/// outputs: 320 GB of values) is refused before it is allocated, with the
+/// bytes needed (an older dg-eval aborted in the allocator).
+#[test]
+fn a_jacobian_too_large_for_memory_is_refused_before_it_is_allocated() {
+    let n: u64 = 200_000;
+    let dir = tempfile::tempdir().unwrap();
+    let mut blocks = vec![Block::ZERO; n as usize + 1];
+    blocks.extend((1..=n).map(|i| Block::unary(i, 2.0)));
+    write_tape(&dir.path().join(file_name::TAPE), &blocks).unwrap();
+    let ins: Vec<u64> = (1..=n).collect();
+    let outs: Vec<u64> = (n + 1..=2 * n).collect();
+    write_indices(&dir.path().join(file_name::INPUT_INDICES), &ins).unwrap();
+    write_indices(&dir.path().join(file_name::OUTPUT_INDICES), &outs).unwrap();
+    let script = format!(
+        "ulimit -v 8000000; exec {} {} --jacobian",
+        env!("CARGO_BIN_EXE_dg-eval"),
+        dir.path().display()
+    );
+    let output = Command::new("bash").args(["-c", &script]).output().unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(
+        stderr(&output).starts_with(
+            "dg-eval: the results, 200000 rows of 200000 values, need 960000000000 bytes"
+        ),
+        "{}",
+        stderr(&output)
+    );
+    assert!(!dir.path().join(file_name::JACOBIAN).exists());
+}

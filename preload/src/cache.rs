@@ -652,17 +652,19 @@ unsafe fn patch_rel32(field: u64, rel: i32) {
 /// at exit; never in signal context.
 pub fn dump(path: &[u8]) {
     use std::fmt::Write as _;
-    let mut p = path.to_vec();
-    p.push(0);
-    let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC | libc::O_CLOEXEC;
-    // SAFETY: p is NUL-terminated.
-    let fd = unsafe { sys::syscall3(libc::SYS_open, p.as_ptr() as u64, flags as u64, 0o644) };
-    if fd < 0 {
-        crate::dgad_eprintln!("cannot write DGAD_DUMP_CACHE: errno {}", -fd);
-        return;
-    }
+    let file = match crate::user_files::replace("DGAD_DUMP_CACHE", path) {
+        Ok(file) => file,
+        Err(e) => {
+            crate::dgad_eprintln!("{}", e);
+            return;
+        }
+    };
+    let fd = file.fd;
     let guard = CACHE.lock();
-    let Some(cache) = guard.as_ref() else { return };
+    let Some(cache) = guard.as_ref() else {
+        let _ = file.commit();
+        return;
+    };
     let mut out = String::new();
     for b in cache.blocks.values() {
         let _ = writeln!(
@@ -689,11 +691,17 @@ pub fn dump(path: &[u8]) {
         }
         out.push('\n');
         if out.len() > 1 << 20 {
-            sys::write_all(fd as i32, out.as_bytes());
+            sys::write_all(fd, out.as_bytes());
             out.clear();
         }
     }
-    sys::write_all(fd as i32, out.as_bytes());
-    // SAFETY: closing our own descriptor.
-    unsafe { sys::syscall3(libc::SYS_close, fd as u64, 0, 0) };
+    sys::write_all(fd, out.as_bytes());
+    drop(guard);
+    if let Err(e) = file.commit() {
+        crate::dgad_eprintln!(
+            "cannot write DGAD_DUMP_CACHE={}: {}",
+            String::from_utf8_lossy(path),
+            std::io::Error::from_raw_os_error(e as i32)
+        );
+    }
 }

@@ -50,6 +50,18 @@ pub fn adopt(fd: i32) -> i32 {
     fd
 }
 
+/// Forgets `fd`, which the runtime has closed.
+pub fn forget(fd: i32) {
+    for slot in &OWN {
+        if slot
+            .compare_exchange(fd, -1, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+        {
+            break;
+        }
+    }
+}
+
 /// Whether `fd` is one of the runtime's.
 pub fn is_own(fd: i64) -> bool {
     fd >= 0

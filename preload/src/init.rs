@@ -115,7 +115,8 @@ fn read_config(envp: *const *const libc::c_char) -> Config {
         (Some(m), _) => fail(&format!("DGAD_MODE={} is not one of null, record, dot", String::from_utf8_lossy(m))),
     };
     if mode == Mode::Record {
-        if let Err(e) = crate::record::init(record.unwrap_or_default()) {
+        let tape_limit = get("DGAD_TAPE_LIMIT");
+        if let Err(e) = crate::record::init(record.unwrap_or_default(), tape_limit) {
             fail(&e);
         }
     }
@@ -129,23 +130,10 @@ fn read_config(envp: *const *const libc::c_char) -> Config {
     };
     let log_fd = match get("DGAD_LOG") {
         None => -1,
-        Some(path) => {
-            let mut p = path.to_vec();
-            p.push(0);
-            let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_APPEND | libc::O_CLOEXEC;
-            // SAFETY: p is NUL-terminated.
-            let fd = unsafe {
-                crate::sys::syscall3(libc::SYS_open, p.as_ptr() as u64, flags as u64, 0o644)
-            };
-            if fd < 0 {
-                fail(&format!(
-                    "cannot open DGAD_LOG={}: errno {}",
-                    String::from_utf8_lossy(path),
-                    -fd
-                ));
-            }
-            crate::fds::adopt(fd as i32)
-        }
+        Some(path) => match crate::user_files::open_for_append("DGAD_LOG", path) {
+            Ok(fd) => crate::fds::adopt(fd),
+            Err(e) => fail(&e),
+        },
     };
     let preload = get("LD_PRELOAD").and_then(|v| {
         v.split(|&c| c == b':' || c == b' ')

@@ -49,6 +49,7 @@ pub mod stats;
 pub mod sys;
 pub mod syscall;
 pub mod threads;
+pub mod user_files;
 
 /// All Rust allocations of the runtime.
 #[global_allocator]

@@ -24,6 +24,9 @@ pub enum Kind {
     },
     /// A path (file or directory).
     Path,
+    /// A number of bytes, with an optional `K`, `M`, `G` or `T` suffix
+    /// (`record::tape_limit` reads it).
+    Size,
     /// One word of a fixed list.
     Choice(&'static [&'static str]),
     /// Not read by `libdgad.so`: a variable of dgad's Python package or test
@@ -58,6 +61,11 @@ pub const SETTINGS: &[Setting] = &[
         "DGAD_RECORD",
         Kind::Path,
         "record mode: the record directory",
+    ),
+    setting(
+        "DGAD_TAPE_LIMIT",
+        Kind::Size,
+        "record mode: the largest tape, in bytes (K, M, G, T suffixes)",
     ),
     setting(
         "DGAD_MODE",

@@ -289,6 +289,12 @@ pub fn getpid() -> i32 {
     unsafe { syscall3(libc::SYS_getpid, 0, 0, 0) as i32 }
 }
 
+/// The effective user id.
+pub fn geteuid() -> u32 {
+    // SAFETY: geteuid has no arguments and cannot fail.
+    unsafe { syscall3(libc::SYS_geteuid, 0, 0, 0) as u32 }
+}
+
 /// The calling thread's kernel thread id.
 pub fn gettid() -> i32 {
     // SAFETY: gettid has no arguments and cannot fail.

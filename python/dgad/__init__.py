@@ -8,9 +8,10 @@ Mark the inputs and outputs of a computation, run the unmodified
     y = x * math.sin(x)
     dgad.output(y)                 # marks y as an AD output
 
-    $ DGAD_RECORD=/tmp/run LD_PRELOAD=<dgad>/target/release/libdgad.so python3 script.py
-    $ echo 1.0 > /tmp/run/dg-output-bars && <dgad>/target/release/dg-eval /tmp/run
-    $ cat /tmp/run/dg-input-bars   # dy/dx
+    $ run=$(mktemp -d)
+    $ DGAD_RECORD=$run LD_PRELOAD=<dgad>/target/release/libdgad.so python3 script.py
+    $ echo 1.0 > $run/dg-output-bars && <dgad>/target/release/dg-eval $run
+    $ cat $run/dg-input-bars   # dy/dx
 
 Without the preload every request is a no-op: ``input`` returns the value,
 ``output`` returns 0, the script computes as usual. ``grad(f, x)`` does the

@@ -23,6 +23,15 @@ pub enum FormatError {
         /// separate `source`, so that the message stands alone).
         error: io::Error,
     },
+    /// The file is a FIFO, a device, a directory…: reading it could block
+    /// or never end.
+    #[error("cannot read {}: it is {what}, not a regular file", path.display())]
+    NotRegular {
+        /// The file.
+        path: PathBuf,
+        /// What it is instead, e.g. "a FIFO".
+        what: &'static str,
+    },
     /// The file could not be created or written.
     #[error("cannot write {}: {error}", path.display())]
     Write {

@@ -42,6 +42,8 @@ pub mod file_name {
 #[cfg(feature = "std")]
 mod error;
 #[cfg(feature = "std")]
+mod files;
+#[cfg(feature = "std")]
 mod record;
 #[cfg(feature = "std")]
 mod tape;
@@ -52,9 +54,11 @@ pub use block::{Block, BLOCK_SIZE};
 #[cfg(feature = "std")]
 pub use error::FormatError;
 #[cfg(feature = "std")]
+pub use files::{open_regular, replace_file};
+#[cfg(feature = "std")]
 pub use record::{check_indices, check_row_count, Recording};
 #[cfg(feature = "std")]
-pub use tape::{write_tape, Tape, TapeSummary, TapeWriter};
+pub use tape::{tape_blocks, write_tape, Tape, TapeSummary, TapeWriter};
 #[cfg(feature = "std")]
 pub use text::{
     format_value, parse_indices, parse_values, read_indices, read_values, write_indices,

@@ -60,7 +60,7 @@ impl Tape {
             path: path.to_owned(),
             error,
         };
-        let file = File::open(path).map_err(read_error)?;
+        let file = crate::files::open_regular(path)?;
         let bytes = file.metadata().map_err(read_error)?.len();
         check_size(&file_name, bytes)?;
         let mut options = MmapOptions::new();
@@ -174,6 +174,22 @@ impl Tape {
     }
 }
 
+/// The number of blocks of the tape file at `path`, from its size alone
+/// (a regular file, a whole number of blocks, at least one): what the
+/// derivative vectors will need can be checked before the tape is mapped.
+pub fn tape_blocks(path: &Path) -> Result<u64, FormatError> {
+    let file = crate::files::open_regular(path)?;
+    let bytes = file
+        .metadata()
+        .map_err(|error| FormatError::Read {
+            path: path.to_owned(),
+            error,
+        })?
+        .len();
+    check_size(&crate::text::display_name(path), bytes)?;
+    Ok(bytes / BLOCK_SIZE as u64)
+}
+
 fn check_size(file: &str, bytes: u64) -> Result<(), FormatError> {
     if bytes == 0 {
         return Err(FormatError::EmptyTape {
@@ -203,7 +219,7 @@ pub struct TapeWriter {
 impl TapeWriter {
     /// Creates (or truncates) the file at `path`.
     pub fn create(path: &Path) -> Result<TapeWriter, FormatError> {
-        let file = File::create(path).map_err(|error| FormatError::Write {
+        let file = crate::files::create_no_follow(path).map_err(|error| FormatError::Write {
             path: path.to_owned(),
             error,
         })?;

@@ -10,7 +10,7 @@
 
 use std::fmt::{self, Write as _};
 use std::fs;
-use std::io::{BufWriter, Write};
+use std::io::{BufWriter, Read as _, Write};
 use std::path::Path;
 
 use crate::error::FormatError;
@@ -28,10 +28,14 @@ pub(crate) fn display_name(path: &Path) -> String {
 }
 
 pub(crate) fn read_text(path: &Path) -> Result<String, FormatError> {
-    fs::read_to_string(path).map_err(|error| FormatError::Read {
-        path: path.to_owned(),
-        error,
-    })
+    let mut text = String::new();
+    crate::files::open_regular(path)?
+        .read_to_string(&mut text)
+        .map_err(|error| FormatError::Read {
+            path: path.to_owned(),
+            error,
+        })?;
+    Ok(text)
 }
 
 /// Lines that carry data, numbered from 1; trailing empty lines are dropped,
@@ -235,15 +239,7 @@ fn write_with(
     path: &Path,
     body: impl FnOnce(&mut BufWriter<fs::File>) -> std::io::Result<()>,
 ) -> Result<(), FormatError> {
-    let write = || {
-        let mut out = BufWriter::new(fs::File::create(path)?);
-        body(&mut out)?;
-        out.into_inner().map_err(|e| e.into_error())?.sync_data()
-    };
-    write().map_err(|error| FormatError::Write {
-        path: path.to_owned(),
-        error,
-    })
+    crate::files::replace_file(path, body)
 }
 
 /// `value` as Derivgrind's `tape-evaluation` writes it: C's `%.16g`

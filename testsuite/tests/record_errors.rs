@@ -162,8 +162,7 @@ fn full_disk_leaves_whole_blocks_and_says_so() {
     assert_eq!(out.status.code(), Some(125));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("dg-tape failed")
-            && stderr.contains("complete up to the last flushed block"),
+        stderr.contains("dg-tape failed") && stderr.contains("cut to its first"),
         "{stderr}"
     );
     let size = std::fs::metadata(dir.join("dg-tape")).unwrap().len();

@@ -12,23 +12,29 @@
 //!
 //! Files are created at the first input declaration or block, so a process
 //! that declares no input writes nothing (a shell or a `python3` parent does
-//! not clobber its child's tape).
+//! not clobber its child's tape). They are created all at once, relative to
+//! the record directory opened and checked at start ([`directory`]): the
+//! tape with block 0, both index files empty, and the results of an
+//! earlier evaluation (`dg-input-bars`, `dg-output-dots`, `dg-jacobian`)
+//! removed. Index lines are written as they are declared ([`lines`]).
 
 pub mod apply;
 pub mod avx512;
 pub mod client;
+pub mod directory;
 pub mod guest;
 pub mod kernel_writes;
 pub mod lines;
 pub mod math;
 pub mod replay;
 pub mod statesave;
+pub mod tape_limit;
 pub mod writer;
 
 use crate::context::ThreadCtx;
 use crate::lock::Lock;
 use crate::sys;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, AtomicU32, AtomicU64, Ordering};
 use std::sync::OnceLock;
 use tape_format::{file_name, Block};
 
@@ -41,9 +47,19 @@ pub const MAX_INDEX: u64 = u32::MAX as u64;
 pub struct Recorder {
     /// `DIR/` as bytes, with the trailing slash.
     dir: Vec<u8>,
+    /// The record directory, opened and checked at start.
+    dir_fd: i32,
+    /// The number of the `exec-N` subdirectory this program image records
+    /// into (an earlier image of the process recorded into `DIR`), or 0.
+    exec_dir: AtomicU32,
+    /// `DGAD_TAPE_LIMIT` in blocks (`MAX_INDEX + 1` without one), and as
+    /// given.
+    limit_blocks: u64,
+    limit_text: Vec<u8>,
+    /// Set once the recording stops (a limit, a failed write): the writer
+    /// thread writes no more.
+    stopping: AtomicBool,
     tape_fd: AtomicI32,
-    input_fd: AtomicI32,
-    output_fd: AtomicI32,
     /// First index of the next chunk to hand out (index 0 is reserved).
     next_chunk: AtomicU64,
     /// `DG_DISABLE` counter: while positive, operations record nothing.
@@ -53,9 +69,9 @@ pub struct Recorder {
     forked: AtomicBool,
     /// Serialises file creation.
     files: Lock<()>,
-    /// Lines of the index files not yet written.
-    input_lines: lines::LineBuffer,
-    output_lines: lines::LineBuffer,
+    /// The index files.
+    inputs: lines::IndexFile,
+    outputs: lines::IndexFile,
 }
 
 static RECORDER: OnceLock<Recorder> = OnceLock::new();
@@ -65,9 +81,15 @@ pub fn recorder() -> Option<&'static Recorder> {
     RECORDER.get()
 }
 
-/// Checks that `dir` can hold the recording (creating it if needed) and
-/// arms the recorder. Errors are for the user: they name the directory.
-pub fn init(dir: &[u8]) -> Result<(), String> {
+/// Checks that `dir` can hold the recording (creating it if needed, see
+/// [`directory::open`]) and arms the recorder, with the tape limit
+/// `DGAD_TAPE_LIMIT` if given. Errors are for the user: they name the
+/// directory or the setting.
+pub fn init(dir: &[u8], tape_limit: Option<&[u8]>) -> Result<(), String> {
+    arm(dir, tape_limit).map_err(|e| format!("record: {e}"))
+}
+
+fn arm(dir: &[u8], tape_limit: Option<&[u8]>) -> Result<(), String> {
     let shown = String::from_utf8_lossy(dir).into_owned();
     // Relative to the directory the process starts in, as the user meant
     // it: the program may change directory before its first declaration.
@@ -96,45 +118,29 @@ pub fn init(dir: &[u8]) -> Result<(), String> {
         absolute = cwd;
         &absolute[..]
     };
-    let mut path = dir.to_vec();
-    path.push(0);
-    // SAFETY: path is NUL-terminated.
-    let r = unsafe { sys::syscall3(libc::SYS_mkdir, path.as_ptr() as u64, 0o755, 0) };
-    if r < 0 && r != -(libc::EEXIST as i64) {
-        return Err(format!(
-            "cannot create the record directory DGAD_RECORD={shown}: {}",
-            errno_text(-r)
-        ));
-    }
-    let mut probe = dir.to_vec();
-    probe.extend_from_slice(b"/.dgad-write-test\0");
-    let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC | libc::O_CLOEXEC;
-    // SAFETY: probe is NUL-terminated.
-    let fd = unsafe { sys::syscall3(libc::SYS_open, probe.as_ptr() as u64, flags as u64, 0o644) };
-    if fd < 0 {
-        return Err(format!(
-            "the record directory DGAD_RECORD={shown} is not writable: {}",
-            errno_text(-fd)
-        ));
-    }
-    // SAFETY: closing and removing the probe we just made.
-    unsafe {
-        sys::syscall3(libc::SYS_close, fd as u64, 0, 0);
-        sys::syscall3(libc::SYS_unlink, probe.as_ptr() as u64, 0, 0);
-    }
+    let limit_blocks = match tape_limit {
+        None => MAX_INDEX + 1,
+        Some(text) => (tape_limit::parse(text).ok_or_else(|| tape_limit::usage(text))? / 32)
+            .min(MAX_INDEX + 1),
+    };
+    // Every file of the recording is created relative to this descriptor.
+    let dir_fd = crate::fds::adopt(directory::open(dir, &shown)?);
     let mut d = dir.to_vec();
     d.push(b'/');
     let _ = RECORDER.set(Recorder {
         dir: d,
+        dir_fd,
+        exec_dir: AtomicU32::new(0),
+        limit_blocks,
+        limit_text: tape_limit.unwrap_or_default().to_vec(),
+        stopping: AtomicBool::new(false),
         tape_fd: AtomicI32::new(-1),
-        input_fd: AtomicI32::new(-1),
-        output_fd: AtomicI32::new(-1),
         next_chunk: AtomicU64::new(1),
         disabled: AtomicI64::new(0),
         forked: AtomicBool::new(false),
         files: Lock::new(()),
-        input_lines: lines::LineBuffer::new(),
-        output_lines: lines::LineBuffer::new(),
+        inputs: lines::IndexFile::new(),
+        outputs: lines::IndexFile::new(),
     });
     Ok(())
 }
@@ -196,46 +202,126 @@ impl Recorder {
         self.disabled.load(Ordering::Relaxed) <= 0 && !self.forked.load(Ordering::Relaxed)
     }
 
-    fn open_file(&self, slot: &AtomicI32, name: &str) -> i32 {
-        let fd = slot.load(Ordering::Acquire);
+    /// The tape's descriptor, creating the recording's files first if this
+    /// is the first block or declaration.
+    fn tape_file(&self) -> i32 {
+        let fd = self.tape_fd.load(Ordering::Acquire);
         if fd >= 0 {
             return fd;
         }
         let _g = self.files.lock();
-        let fd = slot.load(Ordering::Acquire);
+        let fd = self.tape_fd.load(Ordering::Acquire);
         if fd >= 0 {
             return fd;
         }
-        let mut path = self.dir.clone();
-        path.extend_from_slice(name.as_bytes());
-        path.push(0);
-        let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC | libc::O_CLOEXEC;
-        // SAFETY: path is NUL-terminated.
-        let fd =
-            unsafe { sys::syscall3(libc::SYS_open, path.as_ptr() as u64, flags as u64, 0o644) };
-        if fd < 0 {
-            self.fail(&format!(
-                "cannot create {}: {}",
-                String::from_utf8_lossy(&path[..path.len() - 1]),
-                errno_text(-fd)
-            ));
-        }
-        let fd = crate::fds::adopt(fd as i32);
-        slot.store(fd, Ordering::Release);
-        // The tape always starts with the all-zero block 0.
-        if name == file_name::TAPE {
-            self.pwrite_all(fd, &[0u8; 32], 0);
-        }
-        fd
+        self.create_files()
     }
 
-    /// Stops the client after a recording failure; the files hold every
-    /// block flushed so far.
+    /// Where the files go, as shown in messages: `DIR/` or `DIR/exec-N/`.
+    fn shown_dir(&self) -> String {
+        let mut s = String::from_utf8_lossy(&self.dir).into_owned();
+        let n = self.exec_dir.load(Ordering::Relaxed);
+        if n > 0 {
+            s.push_str(&format!("exec-{n}/"));
+        }
+        s
+    }
+
+    /// Creates the tape (block 0) and the empty index files, removing the
+    /// results of an earlier evaluation and the `exec-N` subdirectories of
+    /// an earlier process. A directory an earlier image of this process
+    /// recorded into (it `execve`d us) is left alone: this image records
+    /// into `DIR/exec-2` (then `exec-3`, …). Returns the tape's descriptor.
+    /// Under the `files` lock.
+    fn create_files(&self) -> i32 {
+        let identity = directory::process_identity();
+        let mut dirfd = self.dir_fd;
+        let mut n = 1;
+        while directory::recorded_by(dirfd, &identity) {
+            n += 1;
+            let shown = format!("{}exec-{n}", String::from_utf8_lossy(&self.dir));
+            let sub = directory::subdirectory(self.dir_fd, &format!("exec-{n}"), &shown)
+                .unwrap_or_else(|e| self.fail_unrecorded(&e));
+            if dirfd != self.dir_fd {
+                directory::close_dir(dirfd);
+            }
+            dirfd = sub;
+        }
+        if n == 1 {
+            directory::remove_exec_dirs(dirfd);
+        } else {
+            dirfd = crate::fds::adopt(dirfd);
+            self.exec_dir.store(n, Ordering::Relaxed);
+            crate::dgad_eprintln!(
+                "record: an earlier program image of process {} recorded into {} before its \
+                 execve; this one records into {}",
+                crate::init::pid(),
+                String::from_utf8_lossy(&self.dir),
+                self.shown_dir()
+            );
+        }
+        let dir = self.shown_dir();
+        let discard = directory::tape_discarded(dirfd);
+        if let Err((e, name)) = directory::remove_stale(dirfd, discard) {
+            self.fail_unrecorded(&format!(
+                "cannot remove the earlier {dir}{name}: {}",
+                errno_text(e)
+            ));
+        }
+        let create = |name: &str, contents: &[u8]| {
+            directory::create(dirfd, name, contents).map_or_else(
+                |e| self.fail_unrecorded(&format!("cannot create {dir}{name}: {}", errno_text(e))),
+                crate::fds::adopt,
+            )
+        };
+        let mark = create(directory::PROCESS_MARK, &identity);
+        // SAFETY: closing the descriptor just created.
+        unsafe { sys::syscall3(libc::SYS_close, mark as u64, 0, 0) };
+        crate::fds::forget(mark);
+        let input = create(file_name::INPUT_INDICES, b"");
+        self.inputs.fd.store(input, Ordering::Release);
+        let output = create(file_name::OUTPUT_INDICES, b"");
+        self.outputs.fd.store(output, Ordering::Release);
+        // The tape always starts with the all-zero block 0; it is created
+        // last, so a tape in the directory means the index files are ours.
+        let tape = if discard {
+            directory::open_null().map_or_else(
+                |e| self.fail_unrecorded(&format!("cannot open /dev/null: {}", errno_text(e))),
+                crate::fds::adopt,
+            )
+        } else {
+            create(file_name::TAPE, &[0u8; 32])
+        };
+        self.tape_fd.store(tape, Ordering::Release);
+        tape
+    }
+
+    /// Stops the client before anything was recorded.
+    fn fail_unrecorded(&self, what: &str) -> ! {
+        crate::dgad_eprintln!("record: {}; stopping (exit 125)", what);
+        sys::exit_group(125)
+    }
+
+    /// What a stopped recording leaves: the index files' contents.
+    fn declared(&self) -> String {
+        format!(
+            "{} lists the {} inputs and {} the {} outputs declared",
+            file_name::INPUT_INDICES,
+            self.inputs.lines(),
+            file_name::OUTPUT_INDICES,
+            self.outputs.lines()
+        )
+    }
+
+    /// Stops the client after a recording failure other than a write.
     fn fail(&self, what: &str) -> ! {
-        self.write_index_lines(false);
+        self.stopping.store(true, Ordering::Release);
         crate::dgad_eprintln!(
-            "record: {}; stopping (files are complete up to the last flushed block)",
-            what
+            "record: {}; stopping (exit 125): the recording is incomplete, {} holds only the \
+             blocks written so far; {}",
+            what,
+            file_name::TAPE,
+            self.declared()
         );
         sys::exit_group(125)
     }
@@ -243,14 +329,88 @@ impl Recorder {
     /// Writes `buf` at `offset` of the tape file `fd`, or stops the client.
     fn pwrite_all(&self, fd: i32, buf: &[u8], offset: u64) {
         if let Err((errno, reached)) = sys::pwrite_all(fd, buf, offset) {
-            // Keep the file a whole number of blocks: cut a partly written
-            // block off.
-            // SAFETY: truncating our own file.
-            unsafe { sys::syscall3(libc::SYS_ftruncate, fd as u64, reached - reached % 32, 0) };
-            let mut path = String::from_utf8_lossy(&self.dir).into_owned();
-            path.push_str(file_name::TAPE);
-            self.fail(&format!("writing {path} failed: {}", errno_text(errno)));
+            self.tape_write_failed(fd, errno, reached);
         }
+    }
+
+    /// A write of the tape failed at byte `reached` (a full disk, a file
+    /// size limit): cut the tape to the blocks below the first one not in
+    /// the file — the failed write's, or one still in a buffer — say
+    /// exactly what is usable, and stop.
+    fn tape_write_failed(&self, fd: i32, errno: i64, reached: u64) -> ! {
+        if self.stopping.swap(true, Ordering::AcqRel) {
+            // Another thread reports; the process is about to end.
+            loop {
+                sys::sched_yield();
+            }
+        }
+        let mut lowest = reached;
+        crate::threads::for_each_context(|c| {
+            if c.tape.has_unflushed() {
+                lowest = lowest.min(c.tape.flushed * 32);
+            }
+            if let Some(off) = c.tape_ring.lowest_queued(reached) {
+                lowest = lowest.min(off);
+            }
+        });
+        let blocks = lowest / 32;
+        // SAFETY: truncating our own file.
+        unsafe { sys::syscall3(libc::SYS_ftruncate, fd as u64, blocks * 32, 0) };
+        crate::dgad_eprintln!(
+            "record: writing {}{} failed: {}; stopping (exit 125). Usable: {}, cut to its first \
+             {} blocks, all of them written (later ones are lost), and the index files: {} (every \
+             declaration made); a variable at index {} or above cannot be evaluated (dg-eval \
+             says it is beyond the tape)",
+            self.shown_dir(),
+            file_name::TAPE,
+            errno_text(errno),
+            file_name::TAPE,
+            blocks,
+            self.declared(),
+            blocks
+        );
+        sys::exit_group(125)
+    }
+
+    /// The tape limit (`DGAD_TAPE_LIMIT`, or the 2^32 blocks of 4-byte
+    /// indices) is reached: complete the files with every block recorded so
+    /// far, say so, and stop with exit status 125. Normal context, on a guest
+    /// thread whose own blocks are written or queued.
+    fn stop_at_limit(&self) -> ! {
+        static REACHED: AtomicBool = AtomicBool::new(false);
+        if REACHED.swap(true, Ordering::AcqRel) {
+            // Another thread completes the files and ends the process.
+            loop {
+                sys::sched_yield();
+            }
+        }
+        writer::drain();
+        crate::threads::for_each_context(|c| self.flush(c));
+        self.stopping.store(true, Ordering::Release);
+        let limit = if self.limit_text.is_empty() {
+            "the tape reached 2^32 blocks (128 GiB), the limit of dgad's 4-byte shadow indices"
+                .to_string()
+        } else {
+            format!(
+                "the tape reached DGAD_TAPE_LIMIT={}",
+                String::from_utf8_lossy(&self.limit_text)
+            )
+        };
+        let blocks = self
+            .next_chunk
+            .load(Ordering::Acquire)
+            .min(self.limit_blocks);
+        crate::dgad_eprintln!(
+            "record: {}; stopping the program before its end (exit 125). {}{} holds every block \
+             recorded ({} or fewer), {}; outputs the program had not declared yet are missing",
+            limit,
+            self.shown_dir(),
+            file_name::TAPE,
+            blocks,
+            self.declared()
+        );
+        crate::stats::report();
+        sys::exit_group(125)
     }
 
     /// Appends `index` to the input (`which == 0`) or output index file.
@@ -266,16 +426,12 @@ impl Recorder {
             }
             return;
         }
-        let (slot, name, lines) = if which == 0 {
-            (&self.input_fd, file_name::INPUT_INDICES, &self.input_lines)
+        self.tape_file();
+        let (file, name) = if which == 0 {
+            (&self.inputs, file_name::INPUT_INDICES)
         } else {
-            (
-                &self.output_fd,
-                file_name::OUTPUT_INDICES,
-                &self.output_lines,
-            )
+            (&self.outputs, file_name::OUTPUT_INDICES)
         };
-        let fd = self.open_file(slot, name);
         // The decimal digits and a newline, formatted by hand: declaring
         // 10^5 inputs should not cost 10^5 runs of the formatting machinery.
         let mut line = [0u8; 21];
@@ -290,26 +446,20 @@ impl Recorder {
                 break;
             }
         }
-        lines.push(fd, &line[at..]);
-    }
-
-    /// Writes the pending lines of the open index files: under their locks
-    /// (`locked`), or without them where one may be held (signal context, a
-    /// recording failure).
-    fn write_index_lines(&self, locked: bool) {
-        for (slot, lines) in [
-            (&self.input_fd, &self.input_lines),
-            (&self.output_fd, &self.output_lines),
-        ] {
-            let fd = slot.load(Ordering::Acquire);
-            if fd < 0 {
-                continue;
-            }
-            if locked {
-                lines.write_out(fd);
-            } else {
-                lines.write_out_unlocked(fd);
-            }
+        if let Err(e) = file.append(&line[at..]) {
+            self.stopping.store(true, Ordering::Release);
+            crate::dgad_eprintln!(
+                "record: writing {}{} failed: {}; stopping (exit 125). The recording cannot be \
+                 evaluated: {} lists only the first {} declarations, and {} holds only the blocks \
+                 written so far",
+                self.shown_dir(),
+                name,
+                errno_text(e),
+                name,
+                file.lines(),
+                file_name::TAPE
+            );
+            sys::exit_group(125)
         }
     }
 
@@ -332,9 +482,7 @@ impl Recorder {
         let t = &mut ctx.tape;
         let index = t.next;
         if index > MAX_INDEX {
-            self.fail(
-                "the tape exceeds 2^32 blocks (128 GiB), the limit of dgad's 4-byte shadow indices",
-            );
+            self.stop_at_limit();
         }
         // SAFETY: the buffer holds CHUNK blocks and index - base < CHUNK.
         unsafe {
@@ -348,7 +496,7 @@ impl Recorder {
     fn next_chunk_for(&self, ctx: &mut ThreadCtx) {
         // Open the tape here, in normal context, so that a flush from a
         // signal handler only has to write (no lock, no allocation).
-        self.open_file(&self.tape_fd, file_name::TAPE);
+        self.tape_file();
         // A vfork-style child (its own process sharing our memory) writes
         // for itself: a writer it started would die with its `execve`.
         if ctx.other_process != 0 || !writer::hand_off(&mut ctx.tape, &ctx.tape_ring) {
@@ -361,19 +509,22 @@ impl Recorder {
             ctx.tape.buf = buf;
         }
         let base = self.next_chunk.fetch_add(CHUNK, Ordering::AcqRel);
-        if base + CHUNK > MAX_INDEX + 1 {
-            self.fail(
-                "the tape exceeds 2^32 blocks (128 GiB), the limit of dgad's 4-byte shadow indices",
-            );
+        if base >= self.limit_blocks {
+            self.stop_at_limit();
         }
         ctx.tape.base = base;
         ctx.tape.next = base;
-        ctx.tape.end = base + CHUNK;
+        // The last chunk ends at the limit, so the tape never exceeds it.
+        ctx.tape.end = (base + CHUNK).min(self.limit_blocks);
         ctx.tape.flushed = base;
     }
 
     /// Writes `bytes` at `offset` of the tape (the writer thread's part).
     fn write_tape(&self, bytes: &[u8], offset: u64) {
+        if self.stopping.load(Ordering::Acquire) {
+            // The recording stopped and the tape was cut: write nothing more.
+            return;
+        }
         self.pwrite_all(self.tape_fd.load(Ordering::Acquire), bytes, offset);
     }
 
@@ -382,7 +533,7 @@ impl Recorder {
         if !ctx.tape.has_unflushed() {
             return;
         }
-        let fd = self.open_file(&self.tape_fd, file_name::TAPE);
+        let fd = self.tape_file();
         let (bytes, offset) = ctx.tape.take_unflushed();
         self.pwrite_all(fd, bytes, offset);
     }
@@ -442,7 +593,6 @@ pub fn flush_all() {
         writer::drain();
         crate::threads::for_each_context(|c| r.flush(c));
     }
-    r.write_index_lines(true);
 }
 
 /// Whether this process has created record files (declared an input or
@@ -450,8 +600,7 @@ pub fn flush_all() {
 /// nothing to report.
 pub fn has_files() -> bool {
     recorder().is_some_and(|r| {
-        !r.forked.load(Ordering::Relaxed)
-            && (r.tape_fd.load(Ordering::Acquire) >= 0 || r.input_fd.load(Ordering::Acquire) >= 0)
+        !r.forked.load(Ordering::Relaxed) && r.tape_fd.load(Ordering::Acquire) >= 0
     })
 }
 
@@ -482,7 +631,6 @@ pub fn flush_all_in_signal() -> u64 {
         }
         blocks = blocks.max(t.next);
     });
-    r.write_index_lines(false);
     blocks
 }
 
@@ -495,15 +643,13 @@ pub fn stop_inline_recording() {
 }
 
 /// In a child after `fork`: the child records nothing (its blocks would
-/// land on the parent's indices), and what the parent had queued or
-/// buffered is the parent's to write.
+/// land on the parent's indices), and what the parent had queued is the
+/// parent's to write.
 pub fn after_fork_child(ctx: &mut ThreadCtx) {
     writer::after_fork_child();
     ctx.tape_ring.forget_queued();
     if let Some(r) = recorder() {
         r.forked.store(true, Ordering::Relaxed);
-        r.input_lines.forget();
-        r.output_lines.forget();
         // Nothing pending to write, and every block through `new_block`.
         ctx.tape.flushed = ctx.tape.next;
         ctx.tape.end = ctx.tape.next;

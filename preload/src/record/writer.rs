@@ -68,6 +68,23 @@ impl TapeRing {
         self.busy.iter().all(|b| b.load(Ordering::Acquire) == FREE)
     }
 
+    /// The lowest tape offset of a buffer still queued, if any, leaving out
+    /// the one whose write failed at offset `failed` (written up to there).
+    pub fn lowest_queued(&self, failed: u64) -> Option<u64> {
+        (0..RING)
+            .filter(|&i| self.busy[i].load(Ordering::Acquire) != FREE)
+            .map(|i| {
+                let off = self.off[i].load(Ordering::Relaxed);
+                let end = off + self.len[i].load(Ordering::Relaxed);
+                if (off..=end).contains(&failed) {
+                    failed
+                } else {
+                    off
+                }
+            })
+            .min()
+    }
+
     /// Forgets what was queued (in a child after `fork`, where the parent's
     /// writer writes those buffers).
     pub fn forget_queued(&self) {
