@@ -63,14 +63,14 @@ pub const SETTINGS: &[Setting] = &[
         "record mode: the record directory",
     ),
     setting(
-        "DGAD_TAPE_LIMIT",
-        Kind::Size,
-        "record mode: the largest tape, in bytes (K, M, G, T suffixes)",
-    ),
-    setting(
         "DGAD_MODE",
         Kind::Choice(&["null", "record", "dot"]),
         "null (translate only) or record (the default when DGAD_RECORD is set)",
+    ),
+    setting(
+        "DGAD_TAPE_LIMIT",
+        Kind::Size,
+        "record mode: the largest tape, in bytes (K, M, G, T suffixes)",
     ),
     setting(
         "DGAD_STATS",

@@ -34,9 +34,10 @@
 //!   `shl r, 1; shr r, 1`, `add r, r; shr r, 1` (doubles and floats in
 //!   general registers), `andn` with the sign mask, and the vector pairs
 //!   `psllq`/`psrlq` and `pslld`/`psrld` by 1 (legacy and VEX);
-//! - `word_reassembly.c` (issue 16): a long double, a double and a pair
-//!   of floats put together from 32-bit words with `shl`/`or` in general
-//!   registers keep their indices;
+//! - `word_reassembly.c` (issue 16): a long double and a pair of floats
+//!   put together from 32-bit words with `shl`/`or` in general registers
+//!   keep their indices; `set_high_word.c`: a double's low word under
+//!   another high word is reported, not taken for the double;
 //! - `rounding_pairs.c` (issue 16): sums with constants of the shifters'
 //!   size keep derivative 1 (`t*1e15 + 5e15`, a Horner polynomial ending
 //!   in 9.7e15); only the pair `(x + c) - c` is a rounding, derivative 0,
@@ -142,6 +143,23 @@ fn check(name: &str, args: &[&str], compiler: Compiler, opt: OptLevel) {
         .map(|row| row.iter().zip(&dots).map(|(j, d)| j * d).sum())
         .collect();
     compare(&got, &want, "forward sweep");
+}
+
+/// fdlibm's `SET_HIGH_WORD` in a general register (glibc's `__log1p`
+/// through `clog`): the double's low word under another exponent is
+/// x·2^k, which the rules cannot follow: a constant, and said on stderr.
+/// The previous library gave derivative 1 (expected 0.5), silently.
+#[test]
+fn regression_issue16_set_high_word_is_reported() {
+    for opt in [OptLevel::O0, OptLevel::O3] {
+        let run = record("set_high_word", &[], Compiler::Gcc, opt);
+        assert!(
+            run.stderr
+                .contains("bitwise logic on active data that is not a sign-bit trick"),
+            "no report: {}",
+            run.stderr
+        );
+    }
 }
 
 fn compare(got: &[f64], want: &[f64], what: &str) {

@@ -246,6 +246,51 @@ pub struct RuleMemory {
     /// The guest address of the `shr r, 1` that completes a sign-clearing
     /// pair whose first half ran last ([`magnitude_pair`]); 0: none.
     pub magnitude_pair_at: u64,
+    /// Indices of float and x87 results made here.
+    pub narrow: NarrowValues,
+}
+
+/// Record mode, per thread: indices of the latest results known to be a
+/// float or an x87 value (made by the runtime's float and x87 rules),
+/// direct-mapped by index like [`ShifterSums`]. A general register's low
+/// word that holds such an index is the whole float, or an x87 value's
+/// significand word, whose exponent lies elsewhere; the low word of a
+/// double is not the double (fdlibm's `SET_HIGH_WORD` keeps it and puts
+/// another exponent above it). Indices not known here (inline double
+/// arithmetic makes most) count as possibly a double's.
+#[derive(Clone, Copy)]
+pub struct NarrowValues {
+    keys: [u32; NARROW_VALUES],
+}
+
+const NARROW_VALUES: usize = 1024;
+
+impl NarrowValues {
+    /// Notes that `index` is a float's or an x87 value's.
+    pub fn note(&mut self, index: u32) {
+        self.keys[index as usize % NARROW_VALUES] = index;
+    }
+
+    /// Whether `index` is known to be a float's or an x87 value's.
+    pub fn holds(&self, index: u32) -> bool {
+        index != 0 && self.keys[index as usize % NARROW_VALUES] == index
+    }
+}
+
+/// [`result_index`] for a result of element type `elem`, noted in
+/// [`NarrowValues`] when it is a float or an x87 value.
+fn typed_result_index(
+    ctx: &mut ThreadCtx,
+    r: &Recorder,
+    elem: Elem,
+    (ia, pa): (u32, f64),
+    (ib, pb): (u32, f64),
+) -> u32 {
+    let idx = result_index(ctx, r, ia, pa, ib, pb);
+    if elem != Elem::F64 {
+        ctx.rule_memory.narrow.note(idx);
+    }
+    idx
 }
 
 /// Record mode, per thread: the indices of the latest sums with a shifter
@@ -609,6 +654,18 @@ fn fp_arith(
         }
     }
     apply_mask(ctx, insn, &old, &mut out, w, lanes);
+    if elem == Elem::F32 {
+        // The lanes this instruction gave a new index are floats.
+        let index = |sh: &[u8; 64], lane: usize| {
+            u32::from_le_bytes(sh[w * lane..][..4].try_into().unwrap())
+        };
+        for lane in 0..lanes {
+            let idx = index(&out, lane);
+            if idx != 0 && idx != index(&old, lane) {
+                ctx.rule_memory.narrow.note(idx);
+            }
+        }
+    }
     write_shadow(ctx, ShadowLoc::Reg(dest_loc), &out);
 }
 
@@ -761,10 +818,17 @@ fn bit_logic(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction, op: LogicOp)
         8
     };
     let bytes = if gpr { w } else { dest_bytes(insn) };
+    // In general registers, taking a double apart with a mask is integer
+    // work (glibc's printf extracts the significand so): a constant, as for
+    // shifts there, without a report. Putting a value together (`or`/`xor`
+    // of parts) is reported when the rule cannot follow it.
+    let combines = matches!(op, LogicOp::Or | LogicOp::Xor);
     let lanes = LogicLanes { op, imm, operands };
     let mut out = [0u8; 64];
     let mut warned_unknown = false;
     let mut out_of_range = false;
+    // A general register's lane the rules cannot follow and must say so.
+    let mut unfollowed = false;
     let mut emit = |ctx: &mut ThreadCtx, off: usize, width: usize, out: &mut [u8; 64]| {
         let idx = match lanes.lane(ctx, r, off, width) {
             LaneRule::Index(i) => Some(i),
@@ -787,26 +851,27 @@ fn bit_logic(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction, op: LogicOp)
         // low granule of `x & 0x000f…f` would pass for the identity).
         for off in (0..bytes).step_by(8) {
             if !lanes.upper_half_active(off) {
-                let rule = lanes.lane(ctx, r, off, 8);
-                // A word put in front of an active 4-byte part in a general
-                // register moves bytes, as `mov [m + 4], eax` does.
-                let put_together = match rule {
-                    LaneRule::Index(_) => None,
-                    _ if gpr && matches!(op, LogicOp::Or | LogicOp::Xor) => {
-                        lanes.words_put_together(off)
-                    }
-                    _ => None,
-                };
-                match (rule, put_together) {
-                    (_, Some(idx)) | (LaneRule::Index(idx), _) => {
+                match lanes.lane(ctx, r, off, 8) {
+                    LaneRule::Index(idx) => {
                         out[off..off + 4].copy_from_slice(&idx.to_le_bytes());
                         continue;
                     }
-                    (LaneRule::OutOfRange, None) => {
+                    // In a general register, the low word alone is the value
+                    // only for a float, or the significand word of an x87
+                    // value (put together again from its words: `shl rax,
+                    // 32; or rcx, rax`). The low word of a double with
+                    // another high word above it is not the double
+                    // (fdlibm's `SET_HIGH_WORD`: another exponent).
+                    _ if gpr && !lanes.active_low_words_narrow(&ctx.rule_memory.narrow, off) => {
+                        unfollowed |= combines;
+                        continue;
+                    }
+                    _ if gpr => {}
+                    LaneRule::OutOfRange => {
                         out_of_range = true;
                         continue;
                     }
-                    (LaneRule::NotATrick, None) => {}
+                    LaneRule::NotATrick => {}
                 }
             }
             emit(ctx, off, 4, &mut out);
@@ -814,14 +879,7 @@ fn bit_logic(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction, op: LogicOp)
         }
     }
     let w = if gpr { w } else { 4 };
-    // In general registers, taking a double apart with a mask is integer
-    // work (glibc's printf extracts the significand so): a constant, as for
-    // shifts there, without a report. Putting one together (`or`/`xor`
-    // of parts, as code reassembling a long double's 32-bit words does)
-    // is reported: the result may be the value itself, which the rule
-    // cannot tell from a significand scaled out of range.
-    let combines = matches!(op, LogicOp::Or | LogicOp::Xor);
-    if warned_unknown || out_of_range && (!gpr || combines) {
+    if warned_unknown || out_of_range || unfollowed {
         warn_once(insn, "bitwise logic on active data that is not a sign-bit trick; the result is treated as a constant");
     }
     // Destination: GPRs take the whole 8-byte shadow (32-bit writes zero the
@@ -902,29 +960,13 @@ impl LogicLanes {
         }
     }
 
-    /// The index of an 8-byte lane that `or`/`xor` puts together from
-    /// disjoint words: one operand active, with its index in the low word
-    /// and nothing in its high word, every other operand nothing in the
-    /// low word (a long double's significand reassembled from its 32-bit
-    /// words: `shl rax, 32; or rcx, rax`). The low word, and with it the
-    /// index, passes unchanged: a move of bytes. An active operand whose
-    /// low word is replaced (a normal double's low significand bits set
-    /// from another operand) is not such a move.
-    fn words_put_together(&self, off: usize) -> Option<u32> {
-        let mut active = self
-            .operands
-            .iter()
-            .enumerate()
-            .filter(|(_, (_, sh))| Self::index(sh, off) != 0);
-        let (Some((k, (data, sh))), None) = (active.next(), active.next()) else {
-            return None;
-        };
-        let others_low_clear = self
-            .operands
-            .iter()
-            .enumerate()
-            .all(|(j, (d, _))| j == k || Self::value(d, off, 4) == 0);
-        (Self::value(data, off + 4, 4) == 0 && others_low_clear).then(|| Self::index(sh, off))
+    /// Whether every index in the low words of the lane at `off` is known
+    /// to be a float's or an x87 value's ([`NarrowValues`]).
+    fn active_low_words_narrow(&self, narrow: &NarrowValues, off: usize) -> bool {
+        self.operands.iter().all(|(_, sh)| {
+            let i = Self::index(sh, off);
+            i == 0 || narrow.holds(i)
+        })
     }
 
     fn upper_half_active(&self, off: usize) -> bool {
@@ -2034,7 +2076,7 @@ fn x87(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction) {
                 Mnemonic::Fsqrt => (F80::from_f64(0.5) / st_f80(ctx, 0).sqrt()).to_f64(),
                 _ => 0.0,
             };
-            let idx = result_index(ctx, r, get(ctx, phys(top, 0)), p, 0, 0.0);
+            let idx = typed_result_index(ctx, r, Elem::F80, (get(ctx, phys(top, 0)), p), (0, 0.0));
             set(ctx, phys(top, 0), idx);
         }
         Mnemonic::Fadd
@@ -2134,7 +2176,7 @@ fn x87(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction) {
                 pa = (one / b80).to_f64();
                 pb = (-(a80 / b80) / b80).to_f64();
             }
-            let idx = result_index(ctx, r, ia, pa, ib, pb);
+            let idx = typed_result_index(ctx, r, Elem::F80, (ia, pa), (ib, pb));
             set(ctx, phys(top, dest_st), idx);
         }
         Mnemonic::Fcmovb

@@ -4,8 +4,9 @@
  * the index, as `mov` would move them. Before, the long double came out a
  * constant, silently (derivative 0).
  *   y0 = c·b, c the long double a + b reassembled   dy0/da = b, dy0/db = a + 2b
- *   y1 = 2 c, c the double 3a reassembled            dy1/da = 6
- *   y2 = g0 + 10 g1, floats 2a and 3b packed by or   dy2/da = 2, dy2/db = 30
+ *   y1 = g0 + 10 g1, floats 2a and 3b packed by or   dy1/da = 2, dy1/db = 30
+ * A double put together so is not followed (set_high_word.c): its low
+ * word under another high word is another value.
  * Prints the values and the Jacobian (`expect OUTPUT INPUT d`) for
  * testsuite/tests/record_vector_rules.rs. */
 #include <stdio.h>
@@ -37,10 +38,6 @@ int main(void)
     reassemble(&t, &c0);
     double y0 = (double)(c0 * (long double)b);
 
-    double t1 = 3.0 * a, c1;
-    reassemble(&t1, &c1);
-    double y1 = 2.0 * c1;
-
     float f[2] = {2.0f * (float)a, 3.0f * (float)b}, g[2];
     __asm__ volatile("movl (%0), %%eax\n\t"
                      "movl 4(%0), %%edx\n\t"
@@ -50,15 +47,13 @@ int main(void)
                      :
                      : "r"(f), "r"(g)
                      : "rax", "rdx", "memory");
-    double y2 = (double)g[0] + 10.0 * (double)g[1];
+    double y1 = (double)g[0] + 10.0 * (double)g[1];
 
     DG_OUTPUTF(y0);
     DG_OUTPUTF(y1);
-    DG_OUTPUTF(y2);
-    printf("y0 %.17g\ny1 %.17g\ny2 %.17g\n", y0, y1, y2);
+    printf("y0 %.17g\ny1 %.17g\n", y0, y1);
     printf("expect 0 0 %.17g\nexpect 0 1 %.17g\n", b, a + 2.0 * b);
-    printf("expect 1 0 6\n");
-    printf("expect 2 0 2\nexpect 2 1 30\n");
+    printf("expect 1 0 2\nexpect 1 1 30\n");
     printf("END word_reassembly\n");
     return 0;
 }
