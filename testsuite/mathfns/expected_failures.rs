@@ -24,62 +24,76 @@ pub const EXPECTED_FAILURES: ExpectedFailures = ExpectedFailures {
         ExpectedFailure {
             tests: "record::copysign::cxx_gcc_O0_long_double",
             reason: COPYSIGN_X87_TOP_BYTE,
+            codegen_dependent: false,
         },
         ExpectedFailure {
             tests: "record::copysign::fortran_gfortran_O0_real10",
             reason: COPYSIGN_X87_TOP_BYTE,
+            codegen_dependent: false,
         },
         ExpectedFailure {
             tests: "record::lgamma::*_long_double",
             reason: LGAMMAL_DIGAMMA_ULP,
+            codegen_dependent: false,
         },
         ExpectedFailure {
             tests: "record::lgamma::fortran_*_real10",
             reason: LGAMMAL_DIGAMMA_ULP,
+            codegen_dependent: false,
         },
         // gcc -O3 without -march=native expands rintf and rint inline (SSE2).
         ExpectedFailure {
             tests: "record::rint::c_gcc_O3_float",
             reason: INLINE_ROUNDING_INTEGRAL,
+            codegen_dependent: false,
         },
         ExpectedFailure {
             tests: "record::rint::c_gcc_O3_double",
             reason: INLINE_ROUNDING_INTEGRAL,
+            codegen_dependent: false,
         },
         ExpectedFailure {
             tests: "record::rint::cxx_gcc_O3_float",
             reason: INLINE_ROUNDING_INTEGRAL,
+            codegen_dependent: false,
         },
         ExpectedFailure {
             tests: "record::rint::cxx_gcc_O3_double",
             reason: INLINE_ROUNDING_INTEGRAL,
+            codegen_dependent: false,
         },
         // g++ -O0 expands the float overloads std::rint, std::floor,
         // std::ceil and std::trunc inline.
         ExpectedFailure {
             tests: "record::rint::cxx_gcc_O0_float",
             reason: INLINE_ROUNDING_INTEGRAL,
+            codegen_dependent: false,
         },
         ExpectedFailure {
             tests: "record::floor::cxx_gcc_O0_float",
             reason: INLINE_ROUNDING_INTEGRAL,
+            codegen_dependent: false,
         },
         ExpectedFailure {
             tests: "record::ceil::cxx_gcc_O0_float",
             reason: INLINE_ROUNDING_INTEGRAL,
+            codegen_dependent: false,
         },
         ExpectedFailure {
             tests: "record::trunc::cxx_gcc_O0_float",
             reason: INLINE_ROUNDING_INTEGRAL,
+            codegen_dependent: false,
         },
         // gfortran expands aint inline for real(4) and real(8).
         ExpectedFailure {
             tests: "record::trunc::fortran_gfortran_*_real4",
             reason: INLINE_ROUNDING_INTEGRAL,
+            codegen_dependent: false,
         },
         ExpectedFailure {
             tests: "record::trunc::fortran_gfortran_*_real8",
             reason: INLINE_ROUNDING_INTEGRAL,
+            codegen_dependent: false,
         },
     ],
 };

@@ -248,6 +248,10 @@ pub struct RuleMemory {
     pub magnitude_pair_at: u64,
     /// Indices of float and x87 results made here.
     pub narrow: NarrowValues,
+    /// The index and value of the latest `NEW_INDEX` request, for the
+    /// `SET_INDEX` that attaches it to a variable (`client`): its bytes
+    /// tell a float or long double input from a double.
+    pub new_index: (u32, f64),
 }
 
 /// Record mode, per thread: indices of the latest results known to be a

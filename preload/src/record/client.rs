@@ -79,6 +79,7 @@ pub fn handle(ctx: &mut ThreadCtx) {
         SET_INDEX => {
             if let (Some(loc), Some(index)) = (shadow_at(word(1)), read_u64(word(2))) {
                 set_index(ctx, loc, index);
+                note_narrow_input(ctx, word(1), index);
             }
             Some(1)
         }
@@ -93,6 +94,8 @@ pub fn handle(ctx: &mut ThreadCtx) {
             } else {
                 r.new_block(ctx, i1, p1, i2, p2)
             };
+            let value = f64::from_bits(read_u64(ptr(5)).unwrap_or(0));
+            ctx.rule_memory.new_index = (index as u32, value);
             store_u64(ptr(4), index);
             Some(1)
         }
@@ -136,6 +139,28 @@ fn note_unrecorded_input(ctx: &ThreadCtx) {
 }
 
 /// Gives the value at `loc` the index `index` (its first granule).
+/// An input (`NEW_INDEX` with its value, then `SET_INDEX` on the
+/// variable) whose bytes hold the value as a float or a long double, not
+/// as a double: its index is noted as a narrow value's
+/// (`apply::NarrowValues`), so that a float input packed beside another
+/// word in a general register keeps its derivative.
+fn note_narrow_input(ctx: &mut ThreadCtx, addr: u64, index: u64) {
+    let (new, value) = ctx.rule_memory.new_index;
+    if index == 0 || u64::from(new) != index {
+        return;
+    }
+    let mut b = [0u8; 10];
+    if !super::guest::read_mem(addr, &mut b) {
+        return;
+    }
+    let double = f64::from_le_bytes(b[..8].try_into().unwrap());
+    let float = f64::from(f32::from_le_bytes(b[..4].try_into().unwrap()));
+    let x87 = mathwrap::f80::F80::from_bytes(&b).to_f64();
+    if double != value && (float == value || x87 == value) {
+        ctx.rule_memory.narrow.note(new);
+    }
+}
+
 fn set_index(ctx: &mut ThreadCtx, loc: ShadowLoc, index: u64) {
     let Ok(i) = u32::try_from(index) else {
         crate::dgad_eprintln!(
