@@ -293,7 +293,7 @@ pub(crate) fn now_ms() -> u64 {
 /// of the run: what they compute on marked data would be passive, and a
 /// derivative tool must not be silently wrong.
 fn report(strays: &[Stray]) {
-    let recording = crate::record::recorder().is_some();
+    let recording = crate::tool::tool().follows_data();
     for s in strays {
         let name = thread_name(s.tid);
         crate::dgad_eprintln!(

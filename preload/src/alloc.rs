@@ -102,9 +102,7 @@ fn out_of_memory(len: usize) -> ! {
     } else {
         crate::dgad_eprintln!("fatal: the runtime cannot map {} bytes of memory", len);
     }
-    if crate::context::installed() {
-        crate::record::flush_all_in_signal();
-    }
+    crate::tool::tool().dying_in_signal(None);
     sys::exit_group(125)
 }
 

@@ -275,7 +275,7 @@ impl CodeCache {
             let cache_pc = self.cursors[ci].next_multiple_of(16);
             let executable = &mut self.executable;
             let mut read = |a: u64, b: &mut [u8]| read_code(executable, a, b);
-            let t = match crate::record::math::interception(guest_pc) {
+            let t = match crate::tool::tool().intercepted(guest_pc) {
                 Some((wrapper, reg, desc)) => rewriter::translate::translate_native_call(
                     guest_pc,
                     cache_pc,

@@ -88,6 +88,16 @@ pub mod life {
     pub const FREE: u32 = 2;
 }
 
+/// Bytes of a context's tool area ([`ToolArea`]).
+pub const TOOL_AREA_BYTES: usize = 16 << 10;
+
+/// The tool's per-thread state in a context, as bytes: the tool casts
+/// them to its own type (whose size and alignment it checks against
+/// these at compile time). Translated code reaches it at
+/// `ContextLayout::tool_area`.
+#[repr(C, align(64))]
+pub struct ToolArea(pub [u8; TOOL_AREA_BYTES]);
+
 /// Nested guest signal handlers whose interrupted shadows are kept.
 pub const FRAME_SHADOWS: usize = 8;
 
@@ -195,10 +205,9 @@ pub struct ThreadCtx {
     pub spill_tmp: [u64; 2],
     /// Scratch area for vector lanes in inline record-mode sequences.
     pub lane_tmp: [u64; 2],
-    /// Record mode: this thread's chunk of the tape.
-    pub tape: crate::record::ThreadTape,
-    /// Record mode: this thread's tape buffers.
-    pub tape_ring: crate::record::writer::TapeRing,
+    /// The tool's per-thread state, opaque to the engine (the tool
+    /// gives the bytes its own type; zero in a fresh context).
+    pub tool: ToolArea,
     /// Shadow register file (indices of the values in the registers).
     pub shadow: shadowmem::RegFile,
     /// Record mode: the shadow register files of code interrupted by the
@@ -207,10 +216,6 @@ pub struct ThreadCtx {
     pub frame_shadows: [(u64, shadowmem::RegFile); FRAME_SHADOWS],
     /// Entries in use in `frame_shadows`.
     pub frame_shadows_len: u32,
-    /// Record mode: what derivative rules spanning two instructions
-    /// remember between them (the rounding trick's sums, the sign-clearing
-    /// shift pair).
-    pub rule_memory: crate::record::apply::RuleMemory,
     /// Extended state (x87, SSE, AVX, AVX-512) of the guest.
     pub xsave: XsaveArea,
     /// The indirect-branch lookup table, two-way set associative by the
@@ -247,7 +252,7 @@ impl ThreadCtx {
         ibl_hits: offset_of!(ThreadCtx, ibl_hits) as u32,
         shadow_regs: offset_of!(ThreadCtx, shadow) as u32,
         shadow_mask: offset_of!(ThreadCtx, shadow_mask) as u32,
-        tape: offset_of!(ThreadCtx, tape) as u32,
+        tool_area: offset_of!(ThreadCtx, tool) as u32,
         spill_tmp: offset_of!(ThreadCtx, spill_tmp) as u32,
         lane_tmp: offset_of!(ThreadCtx, lane_tmp) as u32,
         pending_signals: offset_of!(ThreadCtx, pending_len) as u32,
@@ -291,12 +296,7 @@ impl ThreadCtx {
         self.pending_len = 0;
         self.stepping = 0;
         self.frame_shadows_len = 0;
-        // The next block takes a fresh chunk; the old chunk's unused rest
-        // stays zero blocks nobody refers to.
-        self.tape.base = 0;
-        self.tape.next = 0;
-        self.tape.end = 0;
-        self.tape.flushed = 0;
+        crate::tool::tool().context_reused(self);
     }
 
     /// Makes the lookup table of a fresh (zeroed) context empty: way 0's

@@ -36,7 +36,7 @@ pub extern "C" fn dgad_dispatch(ctx: &mut ThreadCtx) {
                     // record (no lookup; a signal that came meanwhile is
                     // delivered at the next instruction boundary).
                     ctx.regs.rip = rec.target;
-                    crate::record::client::handle(ctx);
+                    crate::tool::tool().client_request(ctx);
                     return continue_in_block(ctx, rec_addr, rec.patch);
                 }
                 Some(ExitKind::Instrument) => {
@@ -45,13 +45,13 @@ pub extern "C" fn dgad_dispatch(ctx: &mut ThreadCtx) {
                     // meanwhile is delivered after it ran, at the next
                     // boundary, so the shadows stay in step with the data.
                     let insn = cache::instrument_record(rec_addr);
-                    match crate::record::apply::instrument(ctx, insn) {
-                        crate::record::apply::After::Run => {
+                    match crate::tool::tool().instruction(ctx, insn) {
+                        crate::tool::After::Run => {
                             return continue_in_block(ctx, rec_addr, rec.patch)
                         }
                         // Part done, a signal waits: deliver it at the
                         // instruction, which goes on after the handler.
-                        crate::record::apply::After::Restart => rec.target,
+                        crate::tool::After::Restart => rec.target,
                     }
                 }
                 Some(ExitKind::Verify) => {

@@ -114,11 +114,12 @@ fn read_config(envp: *const *const libc::c_char) -> Config {
         (Some(b"dot"), _) => fail("DGAD_MODE=dot (forward mode) is not implemented yet; use record mode and dg-eval --forward"),
         (Some(m), _) => fail(&format!("DGAD_MODE={} is not one of null, record, dot", String::from_utf8_lossy(m))),
     };
-    if mode == Mode::Record {
-        let tape_limit = get("DGAD_TAPE_LIMIT");
-        if let Err(e) = crate::record::init(record.unwrap_or_default(), tape_limit) {
-            fail(&e);
-        }
+    let tape_limit = (mode == Mode::Record)
+        .then(|| get("DGAD_TAPE_LIMIT"))
+        .flatten();
+    match crate::tools::for_mode(mode, record, tape_limit) {
+        Ok(tool) => crate::tool::install(tool),
+        Err(e) => fail(&e),
     }
     let cpuid = match get("DGAD_CPUID") {
         None | Some(b"avx2") => CpuidPolicy::Avx2,
@@ -175,20 +176,13 @@ pub extern "C" fn dgad_init(
         crate::sys::exit_group(125);
     }));
     let cfg = CONFIG.get_or_init(|| read_config(envp));
-    let instrument =
-        (cfg.mode == Mode::Record).then_some(rewriter::instrument::record_plan as fn(&_, _) -> _);
-    if cfg.mode == Mode::Record {
-        if let Err(e) = crate::record::reserve_shadow() {
-            fail(&e);
-        }
-        if cfg.mathwrap {
-            let n = crate::record::math::init();
-            crate::log!("mathwrap: {} libm entry points answered natively", n);
-        }
+    let tool = crate::tool::tool();
+    if let Err(e) = tool.start() {
+        fail(&e);
     }
     crate::cache::init(rewriter::TranslateOptions {
         count_ibl_hits: cfg.stats,
-        instrument,
+        instrument: tool.planner(),
         ..Default::default()
     });
     let Some(ctx) = ThreadCtx::allocate() else {

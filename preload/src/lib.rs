@@ -49,6 +49,8 @@ pub mod stats;
 pub mod sys;
 pub mod syscall;
 pub mod threads;
+pub mod tool;
+pub mod tools;
 pub mod user_files;
 
 /// All Rust allocations of the runtime.

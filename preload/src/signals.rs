@@ -228,7 +228,7 @@ fn runtime_keeps(sig: i32, handler: u64) -> bool {
     let default = handler == libc::SIG_DFL as u64;
     sig == libc::SIGTRAP
         || default && matches!(sig, libc::SIGSEGV | libc::SIGBUS)
-        || default && crate::record::recorder().is_some() && FATAL_BY_DEFAULT.contains(&sig)
+        || default && crate::tool::tool().keeps_fatal_signals() && FATAL_BY_DEFAULT.contains(&sig)
 }
 
 /// The fault signals, as a mask.
@@ -259,14 +259,7 @@ const FATAL_BY_DEFAULT: [i32; 14] = [
 /// A signal with the default action is about to end the process: complete
 /// the tape, say so, and let the default action happen. Signal context.
 fn die_by_default(sig: i32, fault: bool) {
-    if crate::record::has_files() {
-        let blocks = crate::record::flush_all_in_signal();
-        crate::dgad_eprintln!(
-            "record: the program is ending on signal {}; the tape is complete ({} blocks)",
-            sig,
-            blocks
-        );
-    }
+    crate::tool::tool().dying_in_signal(Some(sig));
     kernel_sigaction(sig, Some(&KernelSigaction::default()), None);
     if !fault {
         // Re-sent to ourselves, it is delivered with the default action
@@ -433,7 +426,7 @@ fn queue(ctx: &mut ThreadCtx, sig: i32, info: &libc::siginfo_t, uc: Option<&libc
 /// address, unmapped as far as it can know. Signal context.
 fn report_guest_address(ctx: &mut ThreadCtx) {
     let n = ctx.pending_len as usize;
-    if n == 0 || crate::record::recorder().is_none() {
+    if n == 0 || !crate::tool::tool().has_shadows() {
         return;
     }
     let p = &mut ctx.pending[n - 1];
@@ -738,7 +731,7 @@ fn set_pending_len(ctx: &mut ThreadCtx, n: usize) {
 
 /// Dies of `sig` the way the kernel's default action would.
 fn die_of(sig: i32) -> ! {
-    crate::record::flush_all();
+    crate::tool::tool().process_ending();
     crate::stats::report();
     let dfl = KernelSigaction::default();
     kernel_sigaction(sig, Some(&dfl), None);
@@ -1061,7 +1054,7 @@ fn build_frame(ctx: &mut ThreadCtx, p: &PendingSignal, act: &KernelSigaction) {
         set_guest_action(sig, &KernelSigaction::default());
     }
     let frame = sp;
-    if crate::record::recorder().is_some() {
+    if crate::tool::tool().has_shadows() {
         keep_shadows(
             ctx,
             frame + core::mem::offset_of!(GuestFrame, uc) as u64,
@@ -1102,7 +1095,7 @@ fn reset_extended_state(area: &mut [u8]) {
 /// (the handler's arithmetic would otherwise leave its indices in them).
 fn keep_shadows(ctx: &mut ThreadCtx, uc: u64, fp: u64) {
     let end = fp + crate::cpu::xsave_bytes() as u64;
-    crate::record::kernel_writes::clear(uc - 8, end - (uc - 8));
+    crate::tool::tool().mem_written(uc - 8, end - (uc - 8));
     let n = ctx.frame_shadows_len as usize;
     if n == ctx.frame_shadows.len() {
         // The oldest was most likely left with siglongjmp.
@@ -1132,7 +1125,7 @@ fn restore_shadows(ctx: &mut ThreadCtx, uc: u64) {
 /// `build_frame` made (and the handler may have edited).
 pub fn sigreturn(ctx: &mut ThreadCtx) {
     let uc_addr = ctx.regs.gpr[reg::RSP];
-    if crate::record::recorder().is_some() {
+    if crate::tool::tool().has_shadows() {
         restore_shadows(ctx, uc_addr);
     }
     // SAFETY: the guest's rsp points at the ucontext of the frame we built;

@@ -98,18 +98,19 @@ pub fn handle(ctx: &mut ThreadCtx) {
     let result = match nr {
         _ if shadow_conflict(nr, &a) => -(libc::ENOMEM as i64),
         libc::SYS_exit_group => {
-            crate::record::flush_all();
+            crate::tool::tool().process_ending();
             crate::stats::report();
             sys::exit_group(a[1] as i32)
         }
         libc::SYS_exit => {
-            crate::record::flush_thread(ctx);
+            crate::tool::tool().thread_exiting(ctx);
             if crate::threads::leave(ctx) {
                 // The process ends with this thread: complete the files,
-                // and if the writer thread would keep the process alive,
-                // end it as the kernel does when its last thread leaves.
-                crate::record::flush_all();
-                if crate::record::writer::running() {
+                // and if the tool's own thread would keep the process
+                // alive, end it as the kernel does when its last thread
+                // leaves.
+                crate::tool::tool().process_ending();
+                if crate::tool::tool().own_thread_running() {
                     crate::stats::report();
                     sys::exit_group(a[1] as i32)
                 }
@@ -212,9 +213,7 @@ pub fn handle(ctx: &mut ThreadCtx) {
     }
     // Also after errors: a sleep interrupted by a signal wrote its
     // remaining time.
-    if crate::record::recorder().is_some() {
-        crate::record::kernel_writes::after_syscall(nr, &a, result);
-    }
+    crate::tool::tool().after_syscall(nr, &a, result);
     finish(ctx, result, next);
     if result == -(libc::EINTR as i64) {
         crate::signals::note_interrupted_syscall(ctx, nr, next);
@@ -306,7 +305,7 @@ fn fork_like(ctx: &mut ThreadCtx, a: &[u64; 7]) -> i64 {
         }
         _ => 0,
     };
-    let queue = crate::record::writer::fork_lock();
+    let queue = crate::tool::tool().fork_lock();
     let cache = crate::cache::CACHE.lock();
     crate::ALLOCATOR.fork_lock();
     // SAFETY: the guest's call, without its child stack (see above).
@@ -319,7 +318,7 @@ fn fork_like(ctx: &mut ThreadCtx, a: &[u64; 7]) -> i64 {
     }
     if r == 0 {
         crate::init::refresh_pid();
-        crate::record::after_fork_child(ctx);
+        crate::tool::tool().fork_child(ctx);
         ctx.other_process = 0;
         crate::threads::fork_child(ctx);
         ctx.tid = sys::gettid();
@@ -481,7 +480,7 @@ fn exec(ctx: &mut ThreadCtx, path: u64, argv: u64, envp: u64, at: Option<(u64, u
             shown.to_string_lossy()
         );
     }
-    crate::record::flush_all();
+    crate::tool::tool().process_ending();
     let restore = apply_deferred_address_space_limit();
     // SAFETY: as for `passthrough`, with the environment array replaced by
     // an equivalent one that keeps the preload.

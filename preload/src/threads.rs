@@ -132,7 +132,7 @@ fn take_context() -> Option<&'static mut ThreadCtx> {
         let state = c.life.load(Ordering::Acquire);
         let reusable = match state {
             life::FREE => true,
-            life::EXITED => thread_gone(c.tid) && c.tape_ring.idle(),
+            life::EXITED => thread_gone(c.tid) && crate::tool::tool().context_idle(c),
             _ => false,
         };
         if reusable

@@ -39,9 +39,10 @@ pub struct ContextLayout {
     /// Holds `shadowmem::XOR_MASK` (with `shadowmem::SHADOW_OFFSET`:
     /// application address → shadow address).
     pub shadow_mask: u32,
-    /// The thread's tape chunk: buffer address, first index, next index and
-    /// end index, four consecutive u64s (record mode's inline recording).
-    pub tape: u32,
+    /// The tool's per-thread area. Record mode keeps the thread's tape
+    /// chunk at its start: buffer address, first index, next index and end
+    /// index, four consecutive u64s (its inline recording).
+    pub tool_area: u32,
     /// Two scratch slots for inline sequences (16 bytes).
     pub spill_tmp: u32,
     /// A 16-byte scratch area for vector lanes.
@@ -65,7 +66,7 @@ impl ContextLayout {
         ibl_hits: 0x40,
         shadow_regs: 0x2000,
         shadow_mask: 0x48,
-        tape: 0x50,
+        tool_area: 0x50,
         spill_tmp: 0x70,
         lane_tmp: 0x80,
         pending_signals: 0x90,

@@ -1021,8 +1021,12 @@ impl<'a> Translator<'a> {
         let sr = l.shadow_regs;
         let gs = gs_operand;
         let at = |base: Register, disp: i64| MemoryOperand::with_base_displ(base, disp);
-        let (tape_buf, tape_base, tape_next, tape_end) =
-            (l.tape, l.tape + 8, l.tape + 16, l.tape + 24);
+        let (tape_buf, tape_base, tape_next, tape_end) = (
+            l.tool_area,
+            l.tool_area + 8,
+            l.tool_area + 16,
+            l.tool_area + 24,
+        );
         self.spilled(insn, SPILLS_RAX | SPILLS_RCX | SPILLS_RDX);
         self.e.store_gs(l.spill_rax, Gpr::RAX);
         self.e.store_gs(l.spill_rcx, Gpr::RCX);

@@ -7,7 +7,7 @@ use super::guest::{
     effective_address, operand_shadow, read_index, read_mem, read_shadow, reg_shadow_offset,
     st_value, vec_value, write_shadow, x87_top, ShadowLoc,
 };
-use super::{recorder, replay, Recorder};
+use super::{recorder, replay, RecordState, Recorder};
 use crate::context::ThreadCtx;
 use iced_x86::{
     ConditionCode, EncodingKind, Instruction, InstructionInfoFactory, Mnemonic, OpAccess, OpKind,
@@ -22,16 +22,7 @@ use rewriter::semantics::{semantics, Elem, FpOp, LogicOp, Semantics, Shape, Spec
 use shadowmem::RegFile;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// What happens after an instruction's semantics were applied.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum After {
-    /// The instruction runs, in its block.
-    Run,
-    /// The instruction did part of its work here and a signal waits: the
-    /// guest continues at the instruction itself (a boundary; the signal
-    /// is delivered there first), with its registers as far as it got.
-    Restart,
-}
+pub use crate::tool::After;
 
 /// Applies the semantics of `insn` (decoded at translation time), which is
 /// about to execute.
@@ -292,7 +283,7 @@ fn typed_result_index(
 ) -> u32 {
     let idx = result_index(ctx, r, ia, pa, ib, pb);
     if elem != Elem::F64 {
-        ctx.rule_memory.narrow.note(idx);
+        ctx.rec().rule_memory.narrow.note(idx);
     }
     idx
 }
@@ -338,7 +329,13 @@ fn reads_only_shifter_sums(ctx: &ThreadCtx, insn: &Instruction) -> bool {
         sh.chunks(4).all(|g| {
             let i = u32::from_le_bytes(g.try_into().unwrap());
             any |= i != 0;
-            i == 0 || ctx.rule_memory.shifter_sums.shifter_of(i).is_some()
+            i == 0
+                || ctx
+                    .rec_ref()
+                    .rule_memory
+                    .shifter_sums
+                    .shifter_of(i)
+                    .is_some()
         })
     };
     for u in info.used_registers() {
@@ -570,7 +567,7 @@ fn fp_arith(
                     (sign_p * xv * yv, t),
                     (sign_z * z.value(lane, elem), iz),
                 ) {
-                    ctx.rule_memory.shifter_sums.remember(idx, c);
+                    ctx.rec().rule_memory.shifter_sums.remember(idx, c);
                 }
                 set(&mut out, lane, idx);
             }
@@ -638,21 +635,26 @@ fn fp_arith(
             for lane in 0..lanes {
                 let (va, vb) = (a.value(lane, elem), b.value(lane, elem));
                 let (ia, ib) = (a.index(lane, elem), b.index(lane, elem));
-                let idx =
-                    if undoes_shift(&ctx.rule_memory.shifter_sums, op, elem, (va, ia), (vb, ib)) {
-                        0
+                let idx = if undoes_shift(
+                    &ctx.rec().rule_memory.shifter_sums,
+                    op,
+                    elem,
+                    (va, ia),
+                    (vb, ib),
+                ) {
+                    0
+                } else {
+                    let (pa, pb) = if op == FpOp::Range {
+                        super::avx512::range_partials(va, vb, insn.immediate8())
                     } else {
-                        let (pa, pb) = if op == FpOp::Range {
-                            super::avx512::range_partials(va, vb, insn.immediate8())
-                        } else {
-                            partials(op, va, vb)
-                        };
-                        let idx = result_index(ctx, r, ia, pa, ib, pb);
-                        if let Some(c) = shifter_addend(op, elem, (va, ia), (vb, ib)) {
-                            ctx.rule_memory.shifter_sums.remember(idx, c);
-                        }
-                        idx
+                        partials(op, va, vb)
                     };
+                    let idx = result_index(ctx, r, ia, pa, ib, pb);
+                    if let Some(c) = shifter_addend(op, elem, (va, ia), (vb, ib)) {
+                        ctx.rec().rule_memory.shifter_sums.remember(idx, c);
+                    }
+                    idx
+                };
                 set(&mut out, lane, idx);
             }
         }
@@ -666,7 +668,7 @@ fn fp_arith(
         for lane in 0..lanes {
             let idx = index(&out, lane);
             if idx != 0 && idx != index(&old, lane) {
-                ctx.rule_memory.narrow.note(idx);
+                ctx.rec().rule_memory.narrow.note(idx);
             }
         }
     }
@@ -866,7 +868,9 @@ fn bit_logic(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction, op: LogicOp)
                     // 32; or rcx, rax`). The low word of a double with
                     // another high word above it is not the double
                     // (fdlibm's `SET_HIGH_WORD`: another exponent).
-                    _ if gpr && !lanes.active_low_words_narrow(&ctx.rule_memory.narrow, off) => {
+                    _ if gpr
+                        && !lanes.active_low_words_narrow(&ctx.rec().rule_memory.narrow, off) =>
+                    {
                         unfollowed |= combines;
                         continue;
                     }
@@ -1059,7 +1063,7 @@ impl LogicLanes {
         // or quadrant of a rounding trick), derivative 0.
         if idx
             .iter()
-            .all(|&i| i == 0 || ctx.rule_memory.shifter_sums.shifter_of(i).is_some())
+            .all(|&i| i == 0 || ctx.rec().rule_memory.shifter_sums.shifter_of(i).is_some())
         {
             return LaneRule::Index(0);
         }
@@ -1398,7 +1402,13 @@ fn exponent_scaling(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction) -> bo
     let lanes = dest_bytes(insn) / w;
     let mut blocks = Vec::with_capacity(lanes);
     // The bits of a sum with a shifter are a staircase: a passive step.
-    let staircase = |i: u32| ctx.rule_memory.shifter_sums.shifter_of(i).is_some();
+    let staircase = |i: u32| {
+        ctx.rec_ref()
+            .rule_memory
+            .shifter_sums
+            .shifter_of(i)
+            .is_some()
+    };
     for lane in 0..lanes {
         let (xa, xb) = (a.index(lane, elem), b.index(lane, elem));
         let xa = if staircase(xa) { 0 } else { xa };
@@ -1458,7 +1468,7 @@ fn magnitude_pair(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction) {
     read_shadow(ctx, full, &mut shadow);
     let index = u32::from_le_bytes(shadow[..4].try_into().unwrap());
     let upper = u32::from_le_bytes(shadow[4..].try_into().unwrap());
-    let pending = core::mem::take(&mut ctx.rule_memory.magnitude_pair_at);
+    let pending = core::mem::take(&mut ctx.rec().rule_memory.magnitude_pair_at);
     if insn.mnemonic() == Mnemonic::Shr {
         if index != 0 && pending == insn.ip() {
             return; // |x| from the first half
@@ -1494,7 +1504,7 @@ fn magnitude_pair(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction) {
     let mut out = [0u8; 8];
     out[..4].copy_from_slice(&new.to_le_bytes());
     write_shadow(ctx, full, &out);
-    ctx.rule_memory.magnitude_pair_at = insn.next_ip();
+    ctx.rec().rule_memory.magnitude_pair_at = insn.next_ip();
 }
 
 /// [`magnitude_pair`] on vector lanes ([`vector_magnitude_shift`]): the
@@ -1516,7 +1526,7 @@ fn vector_magnitude_pair(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction) 
     let vl = dst.size();
     let mut shadow = [0u8; 64];
     read_shadow(ctx, ShadowLoc::Reg(src_loc), &mut shadow[..vl]);
-    let pending = core::mem::take(&mut ctx.rule_memory.magnitude_pair_at);
+    let pending = core::mem::take(&mut ctx.rec().rule_memory.magnitude_pair_at);
     let mut out = [0u8; 64];
     if legacy {
         read_shadow(ctx, ShadowLoc::Reg(dst_loc), &mut out);
@@ -1562,7 +1572,7 @@ fn vector_magnitude_pair(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction) 
         out[w * lane..][..4].copy_from_slice(&new.to_le_bytes());
     }
     write_shadow(ctx, ShadowLoc::Reg(dst_loc), &out);
-    ctx.rule_memory.magnitude_pair_at = insn.next_ip();
+    ctx.rec().rule_memory.magnitude_pair_at = insn.next_ip();
     true
 }
 

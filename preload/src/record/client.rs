@@ -4,21 +4,10 @@
 
 use super::guest::{read_index, read_u64, ShadowLoc};
 use super::recorder;
+use super::RecordState;
 use crate::context::{reg, ThreadCtx};
-use std::sync::atomic::{AtomicBool, Ordering};
-
-const BASE: u64 = 0x4447_0000;
-const GET_DOTVALUE: u64 = BASE;
-const SET_DOTVALUE: u64 = BASE + 1;
-const DISABLE: u64 = BASE + 2;
-const GET_INDEX: u64 = BASE + 3;
-const SET_INDEX: u64 = BASE + 4;
-const NEW_INDEX: u64 = BASE + 5;
-const NEW_INDEX_NOACTIVITYANALYSIS: u64 = BASE + 6;
-const INDEX_TO_FILE: u64 = BASE + 7;
-const GET_MODE: u64 = BASE + 8;
-const GET_FLAGS: u64 = BASE + 9;
-const SET_FLAGS: u64 = BASE + 10;
+use crate::tool::request::*;
+use std::sync::atomic::Ordering;
 
 /// Reads the six words at `addr` in one go (a request block, or
 /// `NEW_INDEX`'s pointers); a word that cannot be read is 0.
@@ -51,8 +40,7 @@ fn shadow_at(addr: u64) -> Option<ShadowLoc> {
 /// requests of other modes leave the default).
 pub fn handle(ctx: &mut ThreadCtx) {
     let Some(r) = recorder() else {
-        note_unrecorded_input(ctx);
-        return; // null mode: behave as natively
+        return;
     };
     let args = load_words(ctx.regs.gpr[reg::RAX]);
     let word = |i: usize| args[i];
@@ -95,7 +83,7 @@ pub fn handle(ctx: &mut ThreadCtx) {
                 r.new_block(ctx, i1, p1, i2, p2)
             };
             let value = f64::from_bits(read_u64(ptr(5)).unwrap_or(0));
-            ctx.rule_memory.new_index = (index as u32, value);
+            ctx.rec().rule_memory.new_index = (index as u32, value);
             store_u64(ptr(4), index);
             Some(1)
         }
@@ -116,36 +104,13 @@ pub fn handle(ctx: &mut ThreadCtx) {
     }
 }
 
-/// Null mode: the first input declaration (`INDEX_TO_FILE` of the input
-/// file, which `DG_INPUTF`, `dgad_input` and `dgad.input` issue) gets one
-/// line per process saying that nothing records it. Costs nothing to a
-/// program without client requests: they are the only way here.
-fn note_unrecorded_input(ctx: &ThreadCtx) {
-    static TOLD: AtomicBool = AtomicBool::new(false);
-    if TOLD.load(Ordering::Relaxed) {
-        return;
-    }
-    let mut b = [0u8; 16];
-    if !super::guest::read_mem(ctx.regs.gpr[reg::RAX], &mut b) {
-        return;
-    }
-    let word = |i: usize| u64::from_le_bytes(b[8 * i..8 * i + 8].try_into().unwrap());
-    if word(0) == INDEX_TO_FILE && word(1) == 0 && !TOLD.swap(true, Ordering::Relaxed) {
-        let why = crate::settings::why_not_recording(&crate::init::config().own_env);
-        crate::dgad_eprintln!(
-            "the program marks AD inputs, but nothing is recorded ({why}): derivatives are not computed"
-        );
-    }
-}
-
-/// Gives the value at `loc` the index `index` (its first granule).
 /// An input (`NEW_INDEX` with its value, then `SET_INDEX` on the
 /// variable) whose bytes hold the value as a float or a long double, not
 /// as a double: its index is noted as a narrow value's
 /// (`apply::NarrowValues`), so that a float input packed beside another
 /// word in a general register keeps its derivative.
 fn note_narrow_input(ctx: &mut ThreadCtx, addr: u64, index: u64) {
-    let (new, value) = ctx.rule_memory.new_index;
+    let (new, value) = ctx.rec().rule_memory.new_index;
     if index == 0 || u64::from(new) != index {
         return;
     }
@@ -157,10 +122,11 @@ fn note_narrow_input(ctx: &mut ThreadCtx, addr: u64, index: u64) {
     let float = f64::from(f32::from_le_bytes(b[..4].try_into().unwrap()));
     let x87 = mathwrap::f80::F80::from_bytes(&b).to_f64();
     if double != value && (float == value || x87 == value) {
-        ctx.rule_memory.narrow.note(new);
+        ctx.rec().rule_memory.narrow.note(new);
     }
 }
 
+/// Gives the value at `loc` the index `index` (its first granule).
 fn set_index(ctx: &mut ThreadCtx, loc: ShadowLoc, index: u64) {
     let Ok(i) = u32::try_from(index) else {
         crate::dgad_eprintln!(

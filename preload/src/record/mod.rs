@@ -29,6 +29,7 @@ pub mod math;
 pub mod replay;
 pub mod statesave;
 pub mod tape_limit;
+pub mod tool;
 pub mod writer;
 
 use crate::context::ThreadCtx;
@@ -346,10 +347,10 @@ impl Recorder {
         }
         let mut lowest = reached;
         crate::threads::for_each_context(|c| {
-            if c.tape.has_unflushed() {
-                lowest = lowest.min(c.tape.flushed * 32);
+            if c.rec().tape.has_unflushed() {
+                lowest = lowest.min(c.rec().tape.flushed * 32);
             }
-            if let Some(off) = c.tape_ring.lowest_queued(reached) {
+            if let Some(off) = c.rec().tape_ring.lowest_queued(reached) {
                 lowest = lowest.min(off);
             }
         });
@@ -472,14 +473,14 @@ impl Recorder {
         index2: u64,
         partial2: f64,
     ) -> u64 {
-        let t = &mut ctx.tape;
+        let t = &mut ctx.rec().tape;
         if t.next >= t.end || index1.max(index2) >= t.next {
             if self.forked.load(Ordering::Relaxed) {
                 return 0;
             }
             self.next_chunk_for(ctx);
         }
-        let t = &mut ctx.tape;
+        let t = &mut ctx.rec().tape;
         let index = t.next;
         if index > MAX_INDEX {
             self.stop_at_limit();
@@ -499,24 +500,26 @@ impl Recorder {
         self.tape_file();
         // A vfork-style child (its own process sharing our memory) writes
         // for itself: a writer it started would die with its `execve`.
-        if ctx.other_process != 0 || !writer::hand_off(&mut ctx.tape, &ctx.tape_ring) {
+        let other_process = ctx.other_process != 0;
+        let state = ctx.rec();
+        if other_process || !writer::hand_off(&mut state.tape, &state.tape_ring) {
             self.flush(ctx);
         }
-        if ctx.tape.buf == 0 {
-            let Some(buf) = ctx.tape_ring.map() else {
+        if ctx.rec().tape.buf == 0 {
+            let Some(buf) = ctx.rec().tape_ring.map() else {
                 self.fail("cannot map a tape buffer");
             };
-            ctx.tape.buf = buf;
+            ctx.rec().tape.buf = buf;
         }
         let base = self.next_chunk.fetch_add(CHUNK, Ordering::AcqRel);
         if base >= self.limit_blocks {
             self.stop_at_limit();
         }
-        ctx.tape.base = base;
-        ctx.tape.next = base;
+        ctx.rec().tape.base = base;
+        ctx.rec().tape.next = base;
         // The last chunk ends at the limit, so the tape never exceeds it.
-        ctx.tape.end = (base + CHUNK).min(self.limit_blocks);
-        ctx.tape.flushed = base;
+        ctx.rec().tape.end = (base + CHUNK).min(self.limit_blocks);
+        ctx.rec().tape.flushed = base;
     }
 
     /// Writes `bytes` at `offset` of the tape (the writer thread's part).
@@ -530,11 +533,11 @@ impl Recorder {
 
     /// Writes the thread's blocks not yet in the file.
     pub fn flush(&self, ctx: &mut ThreadCtx) {
-        if !ctx.tape.has_unflushed() {
+        if !ctx.rec().tape.has_unflushed() {
             return;
         }
         let fd = self.tape_file();
-        let (bytes, offset) = ctx.tape.take_unflushed();
+        let (bytes, offset) = ctx.rec().tape.take_unflushed();
         self.pwrite_all(fd, bytes, offset);
     }
 }
@@ -542,6 +545,8 @@ impl Recorder {
 /// Per-thread tape state, in the thread context. Translated code reads and
 /// advances `buf`, `base`, `next` and `end` (in this order) for inline
 /// recording; `end == next` forces every recording through the runtime.
+/// It is the first field of [`ThreadState`]: translated code finds it at
+/// the start of the context's tool area.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ThreadTape {
@@ -555,6 +560,47 @@ pub struct ThreadTape {
     pub end: u64,
     /// Indices below this are in the file.
     pub flushed: u64,
+}
+
+/// Record mode's per-thread state, in the context's tool area
+/// (`context::ToolArea`; all zeros is a fresh thread's).
+#[repr(C)]
+pub struct ThreadState {
+    /// This thread's chunk of the tape (first: inline code reaches it).
+    pub tape: ThreadTape,
+    /// This thread's tape buffers.
+    pub tape_ring: writer::TapeRing,
+    /// What derivative rules spanning two instructions remember between
+    /// them (the rounding trick's sums, the sign-clearing shift pair).
+    pub rule_memory: apply::RuleMemory,
+}
+
+const _: () = {
+    assert!(core::mem::size_of::<ThreadState>() <= crate::context::TOOL_AREA_BYTES);
+    assert!(core::mem::align_of::<ThreadState>() <= 64);
+    assert!(core::mem::offset_of!(ThreadState, tape) == 0);
+};
+
+/// Record mode's view of a context: its [`ThreadState`].
+pub trait RecordState {
+    /// The state, to change.
+    fn rec(&mut self) -> &mut ThreadState;
+    /// The state, to read.
+    fn rec_ref(&self) -> &ThreadState;
+}
+
+impl RecordState for ThreadCtx {
+    fn rec(&mut self) -> &mut ThreadState {
+        // SAFETY: the tool area is 64-byte aligned and large enough (checked
+        // above); all-zero bytes are a valid ThreadState (a fresh context),
+        // and only record mode gives the area a type.
+        unsafe { &mut *(self.tool.0.as_mut_ptr() as *mut ThreadState) }
+    }
+
+    fn rec_ref(&self) -> &ThreadState {
+        // SAFETY: as in `rec`.
+        unsafe { &*(self.tool.0.as_ptr() as *const ThreadState) }
+    }
 }
 
 impl ThreadTape {
@@ -621,9 +667,9 @@ pub fn flush_all_in_signal() -> u64 {
             return;
         }
         if fd >= 0 {
-            c.tape_ring.write_queued_in_signal(fd);
+            c.rec().tape_ring.write_queued_in_signal(fd);
         }
-        let t = &mut c.tape;
+        let t = &mut c.rec().tape;
         if fd >= 0 && t.has_unflushed() {
             let (bytes, offset) = t.take_unflushed();
             // Nobody is left to tell about a failed write.
@@ -639,7 +685,7 @@ pub fn flush_all_in_signal() -> u64 {
 /// (which honours the counter). The first block after re-enabling takes a
 /// fresh chunk.
 pub fn stop_inline_recording() {
-    crate::threads::for_each_context(|c| c.tape.end = c.tape.next);
+    crate::threads::for_each_context(|c| c.rec().tape.end = c.rec().tape.next);
 }
 
 /// In a child after `fork`: the child records nothing (its blocks would
@@ -647,12 +693,12 @@ pub fn stop_inline_recording() {
 /// parent's to write.
 pub fn after_fork_child(ctx: &mut ThreadCtx) {
     writer::after_fork_child();
-    ctx.tape_ring.forget_queued();
+    ctx.rec().tape_ring.forget_queued();
     if let Some(r) = recorder() {
         r.forked.store(true, Ordering::Relaxed);
         // Nothing pending to write, and every block through `new_block`.
-        ctx.tape.flushed = ctx.tape.next;
-        ctx.tape.end = ctx.tape.next;
+        ctx.rec().tape.flushed = ctx.rec().tape.next;
+        ctx.rec().tape.end = ctx.rec().tape.next;
     }
 }
 

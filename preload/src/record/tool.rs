@@ -1,0 +1,114 @@
+//! Record mode as the engine's [`Tool`]: each event mapped to what the
+//! tape needs.
+
+use super::RecordState;
+use crate::context::ThreadCtx;
+use crate::tool::{After, Interception, Planner, Tool};
+use iced_x86::Instruction;
+
+/// `DGAD_MODE=record`.
+pub struct RecordTool;
+
+/// The record tool (armed by [`super::init`] first).
+pub static RECORD: RecordTool = RecordTool;
+
+impl Tool for RecordTool {
+    fn name(&self) -> &'static str {
+        "record"
+    }
+
+    fn has_shadows(&self) -> bool {
+        true
+    }
+
+    fn follows_data(&self) -> bool {
+        true
+    }
+
+    /// The tape is completed before a default action ends the process.
+    fn keeps_fatal_signals(&self) -> bool {
+        true
+    }
+
+    fn start(&self) -> Result<(), String> {
+        super::reserve_shadow()?;
+        if crate::init::config().mathwrap {
+            let n = super::math::init();
+            crate::log!("mathwrap: {} libm entry points answered natively", n);
+        }
+        Ok(())
+    }
+
+    fn planner(&self) -> Option<Planner> {
+        Some(rewriter::instrument::record_plan)
+    }
+
+    fn instruction(&self, ctx: &mut ThreadCtx, insn: &Instruction) -> After {
+        super::apply::instrument(ctx, insn)
+    }
+
+    fn client_request(&self, ctx: &mut ThreadCtx) {
+        super::client::handle(ctx);
+    }
+
+    fn intercepted(&self, guest_pc: u64) -> Option<Interception> {
+        super::math::interception(guest_pc)
+    }
+
+    fn after_syscall(&self, nr: i64, args: &[u64; 7], result: i64) {
+        super::kernel_writes::after_syscall(nr, args, result);
+    }
+
+    fn mem_written(&self, addr: u64, len: u64) {
+        super::kernel_writes::clear(addr, len);
+    }
+
+    fn thread_exiting(&self, ctx: &mut ThreadCtx) {
+        super::flush_thread(ctx);
+    }
+
+    /// Until the writer thread is done with its tape buffers.
+    fn context_idle(&self, ctx: &ThreadCtx) -> bool {
+        ctx.rec_ref().tape_ring.idle()
+    }
+
+    /// The next block takes a fresh chunk; the old chunk's unused rest
+    /// stays zero blocks nobody refers to. The buffers stay.
+    fn context_reused(&self, ctx: &mut ThreadCtx) {
+        let t = &mut ctx.rec().tape;
+        t.base = 0;
+        t.next = 0;
+        t.end = 0;
+        t.flushed = 0;
+    }
+
+    fn own_thread_running(&self) -> bool {
+        super::writer::running()
+    }
+
+    fn process_ending(&self) {
+        super::flush_all();
+    }
+
+    fn dying_in_signal(&self, sig: Option<i32>) {
+        if !super::has_files() || !crate::context::installed() {
+            return;
+        }
+        let blocks = super::flush_all_in_signal();
+        if let Some(sig) = sig {
+            crate::dgad_eprintln!(
+                "record: the program is ending on signal {}; the tape is complete ({} blocks)",
+                sig,
+                blocks
+            );
+        }
+    }
+
+    fn fork_lock(&self) -> Option<crate::lock::Guard<'static, ()>> {
+        Some(super::writer::fork_lock())
+    }
+
+    fn fork_child(&self, ctx: &mut ThreadCtx) {
+        super::after_fork_child(ctx);
+    }
+}

@@ -1,0 +1,218 @@
+//! The one door between the engine and the tool it runs (`DGAD_MODE`):
+//! the engine calls the [`Tool`] for every event a tool may care about and
+//! never names a tool; a tool reaches the engine only through this module,
+//! the context layout and the machine-access helpers.
+//!
+//! Events, by when they happen:
+//! - start-up: [`Tool::start`] (address ranges, tables), then
+//!   translation-time insertion through [`Tool::planner`];
+//! - running: [`Tool::instruction`] (an instrumented instruction left the
+//!   cache for the runtime), [`Tool::client_request`],
+//!   [`Tool::intercepted`] (a guest function the tool answers natively);
+//! - the kernel and the runtime: [`Tool::after_syscall`] (what a system
+//!   call wrote), [`Tool::mem_written`] (memory the runtime wrote for the
+//!   guest: a signal frame);
+//! - threads and processes: [`Tool::thread_exiting`], [`Tool::fork_lock`]
+//!   and [`Tool::fork_child`], [`Tool::process_ending`] (exit, `execve`, a
+//!   fatal signal outside signal context), [`Tool::dying_in_signal`]
+//!   (signal context: no allocation, no locks).
+//!
+//! `null` ([`NullTool`]) translates only; `record` (`crate::record`) writes
+//! the tape. See `docs/architecture.md`.
+
+use crate::context::ThreadCtx;
+use iced_x86::Instruction;
+use std::sync::OnceLock;
+
+/// What the engine does once a tool handled an instrumented instruction.
+pub enum After {
+    /// Run the instruction, which follows its exit record in the block.
+    Run,
+    /// A signal waits and the instruction is only partly done (a long
+    /// `rep` string): deliver the signal at the instruction, which goes on
+    /// after the handler.
+    Restart,
+}
+
+/// A guest function answered natively (libm): the wrapper's address, the
+/// register that carries its descriptor, the descriptor.
+pub type Interception = (u64, u8, u64);
+
+/// Translation-time insertion: the plan for one guest instruction, given
+/// whether the flags are free to clobber there.
+pub type Planner = fn(&Instruction, bool) -> rewriter::instrument::Plan;
+
+/// A tool the engine runs. Every event has a default that does nothing,
+/// so a tool states only what it cares about.
+pub trait Tool: Sync {
+    /// Its name, as `DGAD_MODE` spells it.
+    fn name(&self) -> &'static str;
+
+    /// Whether the tool keeps shadows of registers and memory: the engine
+    /// then keeps the register shadows of interrupted code while a guest
+    /// signal handler runs, and the shadow memory's address ranges are
+    /// reserved.
+    fn has_shadows(&self) -> bool {
+        false
+    }
+
+    /// Whether the tool follows data through the program, so that a
+    /// thread running outside the code cache would make its results
+    /// wrong (start-up then stops instead of letting one run natively).
+    fn follows_data(&self) -> bool {
+        false
+    }
+
+    /// Whether a signal whose default action ends the process must reach
+    /// the runtime first (to complete the tool's files).
+    fn keeps_fatal_signals(&self) -> bool {
+        false
+    }
+
+    /// Start-up, before any guest code runs translated: reserve address
+    /// ranges, build tables. An error is for the user; the engine stops.
+    fn start(&self) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// The insertion hook the translator calls for every guest
+    /// instruction; `None` translates only.
+    fn planner(&self) -> Option<Planner> {
+        None
+    }
+
+    /// An instrumented instruction left the cache for the runtime.
+    fn instruction(&self, _ctx: &mut ThreadCtx, _insn: &Instruction) -> After {
+        After::Run
+    }
+
+    /// A client request: `rax` points at `{request, arg1, …, arg5}`, `rdx`
+    /// holds the default result (what the program gets natively).
+    fn client_request(&self, _ctx: &mut ThreadCtx) {}
+
+    /// A guest function the tool answers natively, by its address.
+    fn intercepted(&self, _guest_pc: u64) -> Option<Interception> {
+        None
+    }
+
+    /// A system call `nr` with arguments `args` (`args[1]` the first)
+    /// returned `result`: the memory it wrote.
+    fn after_syscall(&self, _nr: i64, _args: &[u64; 7], _result: i64) {}
+
+    /// The runtime wrote `[addr, addr + len)` of guest memory (a signal
+    /// frame) without instrumented stores.
+    fn mem_written(&self, _addr: u64, _len: u64) {}
+
+    /// The calling thread leaves with `exit`.
+    fn thread_exiting(&self, _ctx: &mut ThreadCtx) {}
+
+    /// Whether the tool is done with the context of a thread that left
+    /// (nothing of it still being written), so a new thread may take it.
+    fn context_idle(&self, _ctx: &ThreadCtx) -> bool {
+        true
+    }
+
+    /// A context whose thread is gone goes to a new thread: what the
+    /// tool's area described of the old one goes.
+    fn context_reused(&self, _ctx: &mut ThreadCtx) {}
+
+    /// Whether the tool runs a thread of its own now (it would keep the
+    /// process alive once the guest's last thread left with `exit`).
+    fn own_thread_running(&self) -> bool {
+        false
+    }
+
+    /// The process ends: `exit_group`, `execve`, the last thread's `exit`,
+    /// or a signal's default action taken from the runtime.
+    fn process_ending(&self) {}
+
+    /// The process dies of signal `sig` (`None`: the runtime stops it)
+    /// in signal context: complete what can be completed, without
+    /// allocating or locking, and say so on stderr.
+    fn dying_in_signal(&self, _sig: Option<i32>) {}
+
+    /// Held across `fork`, so that no thread of the tool is in the middle
+    /// of something the child would inherit half-done.
+    fn fork_lock(&self) -> Option<crate::lock::Guard<'static, ()>> {
+        None
+    }
+
+    /// In the child after `fork`.
+    fn fork_child(&self, _ctx: &mut ThreadCtx) {}
+}
+
+/// `DGAD_MODE=null`: translation only; client requests answer as natively.
+pub struct NullTool;
+
+impl Tool for NullTool {
+    fn name(&self) -> &'static str {
+        "null"
+    }
+
+    /// The first input declaration gets one line per process saying that
+    /// nothing records it. Costs nothing to a program without client
+    /// requests: they are the only way here.
+    fn client_request(&self, ctx: &mut ThreadCtx) {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        static TOLD: AtomicBool = AtomicBool::new(false);
+        if TOLD.load(Ordering::Relaxed) {
+            return;
+        }
+        let mut b = [0u8; 16];
+        let rax = ctx.regs.gpr[crate::context::reg::RAX];
+        // SAFETY: b is a local of the copied length; a bad guest pointer
+        // is recovered.
+        if !unsafe { crate::sys::safe_copy(b.as_mut_ptr(), rax as *const u8, b.len()) } {
+            return;
+        }
+        let word = |i: usize| u64::from_le_bytes(b[8 * i..8 * i + 8].try_into().unwrap());
+        let input_file = word(0) == request::INDEX_TO_FILE && word(1) == 0;
+        if input_file && !TOLD.swap(true, Ordering::Relaxed) {
+            let why = crate::settings::why_not_recording(&crate::init::config().own_env);
+            crate::dgad_eprintln!(
+                "the program marks AD inputs, but nothing is recorded ({why}): derivatives are not computed"
+            );
+        }
+    }
+}
+
+/// Derivgrind's client request codes (`valgrind/derivgrind.h`), which
+/// every tool answers in its own way.
+pub mod request {
+    const BASE: u64 = 0x4447_0000;
+    /// `DG_GET_DOTVALUE`.
+    pub const GET_DOTVALUE: u64 = BASE;
+    /// `DG_SET_DOTVALUE`.
+    pub const SET_DOTVALUE: u64 = BASE + 1;
+    /// `DG_DISABLE`.
+    pub const DISABLE: u64 = BASE + 2;
+    /// `DG_GET_INDEX`.
+    pub const GET_INDEX: u64 = BASE + 3;
+    /// `DG_SET_INDEX`.
+    pub const SET_INDEX: u64 = BASE + 4;
+    /// `DG_NEW_INDEX`.
+    pub const NEW_INDEX: u64 = BASE + 5;
+    /// `DG_NEW_INDEX_NOACTIVITYANALYSIS`.
+    pub const NEW_INDEX_NOACTIVITYANALYSIS: u64 = BASE + 6;
+    /// `DG_INDEX_TO_FILE` (first argument: 0 the input file, 1 the output file).
+    pub const INDEX_TO_FILE: u64 = BASE + 7;
+    /// `DG_GET_MODE`.
+    pub const GET_MODE: u64 = BASE + 8;
+    /// `DG_GET_FLAGS`.
+    pub const GET_FLAGS: u64 = BASE + 9;
+    /// `DG_SET_FLAGS`.
+    pub const SET_FLAGS: u64 = BASE + 10;
+}
+
+static TOOL: OnceLock<&'static dyn Tool> = OnceLock::new();
+
+/// Makes `tool` the process's tool (once, at start-up).
+pub fn install(tool: &'static dyn Tool) {
+    let _ = TOOL.set(tool);
+}
+
+/// The process's tool ([`NullTool`] before start-up chose one). A load,
+/// safe in signal context.
+pub fn tool() -> &'static dyn Tool {
+    TOOL.get().copied().unwrap_or(&NullTool)
+}

@@ -1,0 +1,58 @@
+//! The registry of tools: the one place of the engine that names them
+//! (`DGAD_MODE`). Everything else reaches the chosen tool through
+//! [`crate::tool::tool`].
+
+use crate::init::Mode;
+use crate::tool::{NullTool, Tool};
+
+/// The tool for `mode`, armed with its settings (`record`: the record
+/// directory and the tape limit). An error is for the user.
+pub fn for_mode(
+    mode: Mode,
+    record_dir: Option<&[u8]>,
+    tape_limit: Option<&[u8]>,
+) -> Result<&'static dyn Tool, String> {
+    match mode {
+        Mode::Null => Ok(&NullTool),
+        Mode::Record => {
+            crate::record::init(record_dir.unwrap_or_default(), tape_limit)?;
+            Ok(&crate::record::tool::RECORD)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The dependency rule of `docs/architecture.md`: the engine never
+    /// names a tool. Only this registry and the tools' own modules may
+    /// refer to them; a new reference from an engine file fails here.
+    #[test]
+    fn engine_files_do_not_name_a_tool() {
+        const TOOLS: &[&str] = &["record"];
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut offences = Vec::new();
+        for entry in std::fs::read_dir(&src).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if path.is_dir() || !name.ends_with(".rs") || name == "tools.rs" {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            for (n, line) in text.lines().enumerate() {
+                let code = line.split("//").next().unwrap_or("");
+                for tool in TOOLS {
+                    if code.contains(&format!("crate::{tool}::"))
+                        || code.contains(&format!("crate::{tool};"))
+                    {
+                        offences.push(format!("{name}:{}: {}", n + 1, line.trim()));
+                    }
+                }
+            }
+        }
+        assert!(
+            offences.is_empty(),
+            "engine files name a tool (reach it through crate::tool):\n{}",
+            offences.join("\n")
+        );
+    }
+}
