@@ -10,7 +10,7 @@
 //! computes would be passive.
 //!
 //! The requests are queued with `rt_tgsigqueueinfo` and carry
-//! [`REQUEST_COOKIE`] as their value, so that the host handler tells them
+//! `REQUEST_COOKIE` as their value, so that the host handler tells them
 //! from the guest's own signals, and drops one that arrives late on a
 //! thread adopted already.
 

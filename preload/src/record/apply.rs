@@ -235,7 +235,7 @@ pub struct RuleMemory {
     /// Sums with the shifter of a rounding trick.
     pub shifter_sums: ShifterSums,
     /// The guest address of the `shr r, 1` that completes a sign-clearing
-    /// pair whose first half ran last ([`magnitude_pair`]); 0: none.
+    /// pair whose first half ran last (`magnitude_pair`); 0: none.
     pub magnitude_pair_at: u64,
     /// Indices of float and x87 results made here.
     pub narrow: NarrowValues,
