@@ -5,7 +5,7 @@ central differences computed natively (h = 1e-6 max(1, |x|), tolerance 1e-6
 relative to max(|ref|, 1e-3)).  Prints the mismatches.
 
     scripts/difftest/scipy_special_sweep.py            # ~1 min
-    SWEEP_FUNCS=j0,y0 scripts/difftest/scipy_special_sweep.py
+    SWEEP_FUNCS=j0,y0 scripts/difftest/scipy_special_sweep.py --cpuid native
 """
 import json
 import os
@@ -83,7 +83,8 @@ def main():
     work = tempfile.mkdtemp(prefix="dgad-spsweep-", dir="/tmp")
     try:
         rec = os.path.join(work, "rec")
-        env = dict(os.environ, DGAD_RECORD=rec, LD_PRELOAD=LIB,
+        cpuid = sys.argv[sys.argv.index("--cpuid") + 1] if "--cpuid" in sys.argv else "avx2"
+        env = dict(os.environ, DGAD_RECORD=rec, LD_PRELOAD=LIB, DGAD_CPUID=cpuid,
                    PYTHONPATH=os.path.join(ROOT, "python"))
         r = subprocess.run(["nice", "-n", "10", "timeout", "300", sys.executable, os.path.abspath(__file__),
                             "--client", os.path.join(work, "pairs.json")], env=env, capture_output=True, text=True)
@@ -105,7 +106,8 @@ def main():
             if err > 1e-6:
                 bad += 1
                 print("WRONG %-12s x=%-5g got %-22.17g expected(fd) %-22.17g rel %.2g" % (name, x, got, ref, err))
-        print("scipy.special sweep: %d of %d wrong; stderr: %s" % (bad, m, r.stderr.strip()[:300] or "(empty)"))
+        print("scipy.special sweep (DGAD_CPUID=%s): %d of %d wrong; stderr: %s"
+              % (cpuid, bad, m, r.stderr.strip()[:300] or "(empty)"))
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

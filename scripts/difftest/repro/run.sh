@@ -59,3 +59,24 @@ run gcc -O2 -fno-math-errno -ffinite-math-only -I"$ROOT/include" "$HERE/fmod_fpr
 echo "== 7. numpy abs of float64 arrays (reported wrong in the brief; right here)"
 for c in avx2 native; do python3 "$HERE/numpy_abs_variants.py" $c | grep -v ' 0 of '; done
 echo "(lines above: variants with wrong derivatives; none = all right)"
+
+echo "== 8. libm functions without a wrapper (significand, scalb, nextafter, catanh, casinh, clogl, cpowl, ...)"
+run gcc -O2 -I"$ROOT/include" "$HERE/unwrapped_libm.c" -o "$W/unw" -lm
+( cd "$W" && ./unw 1.3 && mv expected expected.native && rm -rf rec && DGAD_RECORD=$W/rec LD_PRELOAD=$LIB run ./unw 1.3 2> err
+  python3 -c "import numpy as np; np.savetxt('rec/dg-output-bars', np.eye(20))"
+  run "$EVAL" --threads 1 rec > /dev/null
+  python3 - <<'PY'
+import numpy as np
+d = np.diag(np.loadtxt('rec/dg-input-bars'))
+for v, l in zip(d, open('expected.native')):
+    ref, name = l.split(); ref = float(ref)
+    tol = 1e-2 if name.endswith('f') else 1e-5
+    print('%-5s %-12s dgad %-22.15g central difference %.15g' % ('WRONG' if abs(v - ref) > tol * max(abs(ref), 1e-3) else 'ok', name, v, ref))
+PY
+  echo "stderr:"; cat err )
+
+echo "== 9. control: OpenMP threads (started after takeover) are differentiated"
+run gcc -O2 -fopenmp -I"$ROOT/include" "$HERE/openmp_control.c" -o "$W/omp" -lm
+( cd "$W" && rm -rf rec && OMP_NUM_THREADS=4 DGAD_RECORD=$W/rec LD_PRELOAD=$LIB run ./omp 2> err
+  for i in $(seq 64); do echo 1; done > rec/dg-input-dots; run "$EVAL" --forward --threads 1 rec > /dev/null
+  paste rec/dg-output-dots expected | awk '{d=$1-$2; if(d<0)d=-d; if(d>1e-12)n++} END{print "OMP_NUM_THREADS=4: " n+0 " of " NR " wrong"}' )
