@@ -14,6 +14,10 @@ Tolerance conventions (normwise relative error of the Jacobian):
     solves in b) have no truncation error: tolerance 1e-7.
   * iterative solvers (adaptive quadrature, ODE step control, root finding)
     differentiate the iteration, not the limit: tolerance per case.
+  * float programs (libm client *_f) against differences of the float
+    program itself: h = 1e-3, rounding error ~ eps32 |f| / h ~ 1e-4: 1e-3.
+  * numpy float32 cases against the float64 formula's differences: the AD
+    derivative through float32 arithmetic is off by ~1e-6 relative: 1e-4.
 """
 import os
 import subprocess

@@ -80,3 +80,10 @@ run gcc -O2 -fopenmp -I"$ROOT/include" "$HERE/openmp_control.c" -o "$W/omp" -lm
 ( cd "$W" && rm -rf rec && OMP_NUM_THREADS=4 DGAD_RECORD=$W/rec LD_PRELOAD=$LIB run ./omp 2> err
   for i in $(seq 64); do echo 1; done > rec/dg-input-dots; run "$EVAL" --forward --threads 1 rec > /dev/null
   paste rec/dg-output-dots expected | awk '{d=$1-$2; if(d<0)d=-d; if(d>1e-12)n++} END{print "OMP_NUM_THREADS=4: " n+0 " of " NR " wrong"}' )
+
+echo "== 10. range of the rounding-trick rule: y = x*2^(k-2) + 1.3*2^k, dy/dx = 2^(k-2)"
+run gcc -O2 -I"$ROOT/include" "$HERE/rounding_trick_scan.c" -o "$W/rs" -lm
+( cd "$W" && rm -rf rec && DGAD_RECORD=$W/rec LD_PRELOAD=$LIB run ./rs 2> err
+  printf '1 0\n0 1\n' > rec/dg-input-dots; run "$EVAL" --forward --threads 1 rec > /dev/null
+  awk 'NR<=17 {k=NR+43; printf "double k=%d: %s (expected %.17g)\n", k, $1, 2^(k-2)} NR>17 {k=NR-17+17; printf "float  k=%d: %s (expected %.17g)\n", k, $2, 2^(k-2)}' rec/dg-output-dots | grep -E ': 0 '
+  echo "(lines above: k with derivative 0)" )
