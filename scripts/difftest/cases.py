@@ -164,6 +164,16 @@ def all_cases():
     cs.append(Case("gsl", "gsl", "eigen_symm", list(S.ravel()), tol=1e-6))
     cs.append(Case("gsl", "gsl", "blas_dgemm", list(rmat(6, 3).ravel()) + list(rmat(6, 4).ravel()), tol=1e-7))
 
+    # polynomials, FFT, least squares, statistics, non-symmetric eigenvalues, complex functions
+    cs.append(Case("gsl", "gsl", "poly_cubic", [-6.2, 10.9, -5.7], tol=1e-6))          # roots ~1, 2.1, 3.1
+    cs.append(Case("gsl", "gsl", "poly_complex_solve", [2.0, -1.5, 0.3, 0.7], tol=1e-6))
+    cs.append(Case("gsl", "gsl", "fft_radix2", [float(np.sin(1.3 * i) + 0.1 * i) for i in range(16)], tol=1e-7))
+    cs.append(Case("gsl", "gsl", "fft_mixed", [float(np.cos(0.7 * i) - 0.05 * i) for i in range(12)], tol=1e-7))
+    cs.append(Case("gsl", "gsl", "multifit_quadratic", [float(np.exp(0.2 * i) + 0.3 * np.sin(i)) for i in range(9)], tol=1e-6))
+    cs.append(Case("gsl", "gsl", "stats", [0.3, 1.7, -0.4, 2.2, 0.9, 1.1, -1.3, 0.55, 3.1], tol=1e-6))
+    cs.append(Case("gsl", "gsl", "eigen_nonsymm", list(rmat(4, 30, diag=2.0).ravel()), tol=1e-6))
+    cs.append(Case("gsl", "gsl", "complex_fns", [1.3, 0.7], tol=1e-6, label="z=1.3+0.7i"))
+    cs.append(Case("gsl", "gsl", "complex_fns", [3.7, 0.7], tol=1e-6, label="z=3.7+0.7i"))
     # ---------------- LAPACK (reference and OpenBLAS's)
     n = 6
     A = rmat(n, 5, diag=2.0)

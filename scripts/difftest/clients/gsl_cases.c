@@ -12,6 +12,11 @@
 #include <gsl/gsl_blas.h>
 #include <gsl/gsl_math.h>
 #include <gsl/gsl_sort_vector.h>
+#include <gsl/gsl_poly.h>
+#include <gsl/gsl_fft_real.h>
+#include <gsl/gsl_multifit.h>
+#include <gsl/gsl_statistics.h>
+#include <gsl/gsl_complex_math.h>
 
 #define SF1(NAME, EXPR, REF) static void NAME(void) { double *x = dt_in(); double a = x[0]; dt_out(EXPR); \
     if (dt_ref_on) { a = dt_raw[0]; dt_ref(0, 0, REF); } }
@@ -277,7 +282,97 @@ static void blas_dgemm(void)
     dt_outv(C->data, n * n);
 }
 
+/* roots of x^3 + a x^2 + b x + c (three real roots) */
+static void poly_cubic(void)
+{
+    double *x = dt_in(), r[3];
+    gsl_poly_solve_cubic(x[0], x[1], x[2], &r[0], &r[1], &r[2]);
+    dt_outv(r, 3);
+}
+/* value of a polynomial and its roots through the companion matrix (complex) */
+static void poly_complex_solve(void)
+{
+    double *x = dt_in(), z[8];
+    double a[5] = { x[0], x[1], x[2], x[3], 1.0 };
+    gsl_poly_complex_workspace *w = gsl_poly_complex_workspace_alloc(5);
+    gsl_poly_complex_solve(a, 5, w, z);
+    /* sort by real part, then imaginary */
+    for (int i = 0; i < 4; i++) for (int j = i + 1; j < 4; j++)
+        if (z[2 * j] < z[2 * i] || (z[2 * j] == z[2 * i] && z[2 * j + 1] < z[2 * i + 1])) {
+            double t0 = z[2 * i], t1 = z[2 * i + 1]; z[2 * i] = z[2 * j]; z[2 * i + 1] = z[2 * j + 1]; z[2 * j] = t0; z[2 * j + 1] = t1;
+        }
+    dt_outv(z, 8);
+}
+static void fft_radix2(void)
+{
+    double *x = dt_in();
+    gsl_fft_real_radix2_transform(x, 1, dt_n);
+    dt_outv(x, dt_n);
+}
+static void fft_mixed(void)
+{
+    double *x = dt_in();
+    gsl_fft_real_wavetable *wt = gsl_fft_real_wavetable_alloc(dt_n);
+    gsl_fft_real_workspace *ws = gsl_fft_real_workspace_alloc(dt_n);
+    gsl_fft_real_transform(x, 1, dt_n, wt, ws);
+    dt_outv(x, dt_n);
+}
+/* quadratic least-squares fit of y_i at t_i = i: coefficients, linear in y */
+static void multifit_quadratic(void)
+{
+    double *x = dt_in();
+    int n = dt_n;
+    gsl_matrix *X = gsl_matrix_alloc(n, 3), *cov = gsl_matrix_alloc(3, 3);
+    gsl_vector *c = gsl_vector_alloc(3);
+    for (int i = 0; i < n; i++) { gsl_matrix_set(X, i, 0, 1); gsl_matrix_set(X, i, 1, i); gsl_matrix_set(X, i, 2, i * i); }
+    gsl_vector_view y = gsl_vector_view_array(x, n);
+    double chisq;
+    gsl_multifit_linear_workspace *w = gsl_multifit_linear_alloc(n, 3);
+    gsl_multifit_linear(X, &y.vector, c, cov, &chisq, w);
+    dt_outv(c->data, 3);
+    dt_out(chisq);
+}
+static void stats(void)
+{
+    double *x = dt_in();
+    dt_out(gsl_stats_mean(x, 1, dt_n));
+    dt_out(gsl_stats_variance(x, 1, dt_n));
+    dt_out(gsl_stats_skew(x, 1, dt_n));
+    double *y = malloc(dt_n * sizeof(double));
+    memcpy(y, x, dt_n * sizeof(double));
+    gsl_sort(y, 1, dt_n);
+    dt_out(gsl_stats_median_from_sorted_data(y, 1, dt_n));
+    dt_out(gsl_stats_quantile_from_sorted_data(y, 1, dt_n, 0.3));
+}
+static void eigen_nonsymm(void)
+{
+    double *x = dt_in();
+    int n = 1; while (n * n < dt_n) n++;
+    gsl_matrix_view A = gsl_matrix_view_array(x, n, n);
+    gsl_vector_complex *ev = gsl_vector_complex_alloc(n);
+    gsl_eigen_nonsymm_workspace *w = gsl_eigen_nonsymm_alloc(n);
+    gsl_eigen_nonsymm(&A.matrix, ev, w);
+    double re[16], im[16];
+    for (int i = 0; i < n; i++) { re[i] = GSL_REAL(gsl_vector_complex_get(ev, i)); im[i] = GSL_IMAG(gsl_vector_complex_get(ev, i)); }
+    for (int i = 0; i < n; i++) for (int j = i + 1; j < n; j++)
+        if (re[j] < re[i] || (re[j] == re[i] && im[j] < im[i])) { double t = re[i]; re[i] = re[j]; re[j] = t; t = im[i]; im[i] = im[j]; im[j] = t; }
+    dt_outv(re, n);
+    dt_outv(im, n);
+}
+/* GSL's own complex functions */
+static void complex_fns(void)
+{
+    double *x = dt_in();
+    gsl_complex z = gsl_complex_rect(x[0], x[1]);
+    gsl_complex l = gsl_complex_log(z), p = gsl_complex_pow_real(z, 2.5), t = gsl_complex_arctanh(z), s = gsl_complex_sqrt(z);
+    dt_out(GSL_REAL(l)); dt_out(GSL_IMAG(l)); dt_out(GSL_REAL(p)); dt_out(GSL_IMAG(p));
+    dt_out(GSL_REAL(t)); dt_out(GSL_IMAG(t)); dt_out(GSL_REAL(s)); dt_out(GSL_IMAG(s));
+}
+
 static const struct dt_case cases[] = {
+    {"poly_cubic", poly_cubic}, {"poly_complex_solve", poly_complex_solve}, {"fft_radix2", fft_radix2},
+    {"fft_mixed", fft_mixed}, {"multifit_quadratic", multifit_quadratic}, {"stats", stats},
+    {"eigen_nonsymm", eigen_nonsymm}, {"complex_fns", complex_fns},
     {"sf_bessel_J0", sf_bessel_J0}, {"sf_bessel_J1", sf_bessel_J1}, {"sf_bessel_Y0", sf_bessel_Y0},
     {"sf_bessel_K0", sf_bessel_K0}, {"sf_bessel_I0", sf_bessel_I0}, {"sf_gamma", sf_gamma},
     {"sf_lngamma", sf_lngamma}, {"sf_psi", sf_psi}, {"sf_erf", sf_erf}, {"sf_erfc", sf_erfc},
