@@ -27,7 +27,11 @@ FUNCS = ["j0", "j1", "y0", "y1", "i0", "i1", "k0", "k1", "i0e", "k0e", "gamma", 
          "entr", "sindg", "cosdg", "tandg", "cotdg", "radian1", "lambertw", "wofz_re", "airy_ai", "airy_bi",
          "fresnel_s", "fresnel_c", "sici_si", "shichi_shi", "expi", "exp1", "jv15", "yv15", "iv15", "kv15",
          "gammainc2", "gammaincc2", "betainc", "hyp2f1", "hyp1f1", "poch", "psi1", "loggamma", "owens_t",
-         "softplus", "boxcox", "tklmbda", "kolmogorov", "smirnov1", "pdtr", "chdtr", "stdtr", "nbdtr"]
+         "softplus", "boxcox", "tklmbda", "kolmogorov", "smirnov1", "pdtr", "chdtr", "stdtr", "nbdtr",
+         # derivatives with respect to a parameter
+         "gammainc_a", "gammaincc_a", "jv_order", "iv_order", "kv_order", "yv_order", "beta_a", "betainc_a",
+         "hyp1f1_a", "hyp2f1_c", "struve_order", "ellipkinc_phi", "ellipeinc_m", "stdtr_df", "chdtr_v", "expn_x",
+         "eval_legendre", "eval_chebyt", "eval_jacobi_a", "binom", "poch_m"]
 POINTS = [0.37, 1.3, 3.1, 7.7, 12.5]
 if os.environ.get("SWEEP_FUNCS"):  # a comma list: only these (e.g. to attribute stderr lines)
     FUNCS = os.environ["SWEEP_FUNCS"].split(",")
@@ -51,6 +55,16 @@ def fn(name):
         "kolmogorov": lambda x: S.kolmogorov(x / 3), "smirnov1": lambda x: S.smirnov(5, x / 15),
         "pdtr": lambda x: S.pdtr(3, x), "chdtr": lambda x: S.chdtr(3.5, x), "stdtr": lambda x: S.stdtr(2.5, x),
         "nbdtr": lambda x: S.nbdtri(3, 5, x / 15),
+        "gammainc_a": lambda x: S.gammainc(x, 2.5), "gammaincc_a": lambda x: S.gammaincc(x, 2.5),
+        "jv_order": lambda x: S.jv(x, 3.1), "iv_order": lambda x: S.iv(x, 3.1), "kv_order": lambda x: S.kv(x, 3.1),
+        "yv_order": lambda x: S.yv(x, 3.1), "beta_a": lambda x: S.beta(x, 1.7), "betainc_a": lambda x: S.betainc(x, 2.0, 0.4),
+        "hyp1f1_a": lambda x: S.hyp1f1(x, 1.5, 0.8), "hyp2f1_c": lambda x: S.hyp2f1(0.5, 1.5, x + 1.0, 0.3),
+        "struve_order": lambda x: S.struve(x, 2.0), "ellipkinc_phi": lambda x: S.ellipkinc(x / 13, 0.5),
+        "ellipeinc_m": lambda x: S.ellipeinc(0.7, x / 13), "stdtr_df": lambda x: S.stdtr(x, 1.1),
+        "chdtr_v": lambda x: S.chdtr(x, 3.0), "expn_x": lambda x: S.expn(3, x),
+        "eval_legendre": lambda x: S.eval_legendre(5, x / 13), "eval_chebyt": lambda x: S.eval_chebyt(4, x / 13),
+        "eval_jacobi_a": lambda x: S.eval_jacobi(3, x, 0.5, 0.3), "binom": lambda x: S.binom(x + 3, 2.5),
+        "poch_m": lambda x: S.poch(2.5, x),
         "erfinv": lambda x: S.erfinv(x / 13), "ndtri": lambda x: S.ndtri(x / 13), "logit": lambda x: S.logit(x / 13),
         "ellipk": lambda x: S.ellipk(x / 13), "ellipe": lambda x: S.ellipe(x / 13),
     }
