@@ -222,6 +222,10 @@ def all_cases():
         cs.append(Case("eigen", cl, "ldlt_solve", list(S.ravel()) + list(b), tol=1e-6))
         cs.append(Case("eigen", cl, "expm", list((0.3 * rmat(4, 10)).ravel()), tol=1e-6))
         cs.append(Case("eigen", cl, "selfadjoint_eig", list(S.ravel()), tol=1e-6))
+        # 16 points: full SIMD packets in every ISA
+        pts = [float(v) for v in np.linspace(0.21, 2.9, 16)]
+        cs.append(Case("eigen", cl, "array_math_d", pts, tol=1e-6))
+        cs.append(Case("eigen", cl, "array_math_f", pts, h=1e-3, tol=2e-3))
         cs.append(Case("eigen", cl, "matmul_f", list(rmat(6, 11).ravel()) + list(rmat(6, 12).ravel()),
                        h=1e-2, h_rel=False, ref="analytic", tol=1e-6))
     # ---------------- libm / C (compound formulas)

@@ -73,7 +73,25 @@ static void matmul_f()
                 if (!isA && !isB) dt_ref(i, c, 0.0);
             }
 }
+// Eigen's own vectorised math (packet math: pexp, plog, psin, ptanh, ...,
+// which take floats apart with integer and bitwise instructions)
+#include <unsupported/Eigen/SpecialFunctions>
+template <class T> static void array_math()
+{
+    int n = dt_n;
+    Array<T, Dynamic, 1> x(n);
+    if (sizeof(T) == 4) { float *v = dt_inf(); for (int i = 0; i < n; i++) x[i] = v[i]; }
+    else { double *v = dt_in(); for (int i = 0; i < n; i++) x[i] = v[i]; }
+    Array<T, Dynamic, 1> ys[] = {x.exp(), x.log(), x.sin(), x.cos(), x.tanh(), x.sqrt(), x.rsqrt(), x.log1p(),
+                                 x.expm1(), x.pow(T(1.7)), x.atan(), x.erf(), x.lgamma(), x.logistic(), x.square() * x};
+    for (auto &y : ys)
+        for (int i = 0; i < n; i++) { T v = y[i]; if (sizeof(T) == 4) dt_outf((float)v); else dt_out((double)v); }
+}
+static void array_math_f() { array_math<float>(); }
+static void array_math_d() { array_math<double>(); }
+
 static const struct dt_case cases[] = {
+    {"array_math_f", array_math_f}, {"array_math_d", array_math_d},
     {"lu_solve", lu_solve}, {"qr_solve", qr_solve}, {"llt_solve", llt_solve}, {"ldlt_solve", ldlt_solve},
     {"expm", expm}, {"selfadjoint_eig", selfadjoint_eig}, {"matmul_f", matmul_f}, {NULL, NULL}};
 int main(int argc, char **argv) { return dt_main(argc, argv, cases); }
