@@ -31,7 +31,10 @@ FUNCS = ["j0", "j1", "y0", "y1", "i0", "i1", "k0", "k1", "i0e", "k0e", "gamma", 
          # derivatives with respect to a parameter
          "gammainc_a", "gammaincc_a", "jv_order", "iv_order", "kv_order", "yv_order", "beta_a", "betainc_a",
          "hyp1f1_a", "hyp2f1_c", "struve_order", "ellipkinc_phi", "ellipeinc_m", "stdtr_df", "chdtr_v", "expn_x",
-         "eval_legendre", "eval_chebyt", "eval_jacobi_a", "binom", "poch_m"]
+         "eval_legendre", "eval_chebyt", "eval_jacobi_a", "binom", "poch_m",
+         # other SciPy modules: roots, interpolants (at x), distributions
+         "fsolve", "toms748", "bisect_like_ridder", "bspline", "pchip", "akima", "interp1d_cubic", "univariate_spline",
+         "norm_ppf", "gamma_cdf", "t_ppf", "beta_ppf", "lognorm_pdf", "quad_param"]
 POINTS = [0.37, 1.3, 3.1, 7.7, 12.5]
 if os.environ.get("SWEEP_FUNCS"):  # a comma list: only these (e.g. to attribute stderr lines)
     FUNCS = os.environ["SWEEP_FUNCS"].split(",")
@@ -70,6 +73,25 @@ def fn(name):
     }
     if name in table:
         return table[name]
+    import scipy.optimize as O
+    import scipy.interpolate as IP
+    import scipy.stats as ST
+    import scipy.integrate as I
+    t = np.linspace(0, 13, 14)
+    d = np.sin(t) + 0.1 * t
+    other = {
+        "fsolve": lambda x: O.fsolve(lambda r: r ** 3 + r - x, 1.0, xtol=1e-14)[0],
+        "toms748": lambda x: O.root_scalar(lambda r: r ** 3 + r - x, bracket=[0, 20], method="toms748", xtol=1e-15, rtol=4.5e-16).root,
+        "bisect_like_ridder": lambda x: O.ridder(lambda r: r ** 3 + r - x, 0, 20, xtol=1e-15),
+        "bspline": lambda x: IP.make_interp_spline(t, d, k=3)(x), "pchip": lambda x: IP.PchipInterpolator(t, d)(x),
+        "akima": lambda x: IP.Akima1DInterpolator(t, d)(x), "interp1d_cubic": lambda x: IP.interp1d(t, d, kind="cubic")(x),
+        "univariate_spline": lambda x: IP.UnivariateSpline(t, d, s=0.1)(x),
+        "norm_ppf": lambda x: ST.norm.ppf(x / 13), "gamma_cdf": lambda x: ST.gamma.cdf(x, 2.5),
+        "t_ppf": lambda x: ST.t.ppf(x / 13, 3.5), "beta_ppf": lambda x: ST.beta.ppf(x / 13, 2.0, 3.0),
+        "lognorm_pdf": lambda x: ST.lognorm.pdf(x, 0.6), "quad_param": lambda x: I.quad(lambda u: np.exp(-x * u * u), 0, 2, epsabs=1e-14, epsrel=1e-14)[0],
+    }
+    if name in other:
+        return other[name]
     return getattr(S, name)
 
 
