@@ -295,6 +295,9 @@ def fmt(res):
     s = "%-14s %-44s %-22s" % (res.get("status"), res["case"], res["variant"])
     if "err_rev" in res:
         s += " rev %-9s fwd %-9s tol %-7s ref %s" % (f(res["err_rev"]), f(res["err_fwd"]), f(res["tol"]), res["ref"])
+        if res.get("expected") and res.get("got_rev"):
+            # first entry (full mode: d output0 / d input0; projection mode: w0^T J v0)
+            s += " [expected %.10g got %.10g]" % (res["expected"][0], res["got_rev"][0])
         if "worst_rev" in res and res["err_rev"] > res["tol"]:
             s += " worstrev(i,j,got,exp)=%s" % res["worst_rev"]
         if "worst_fwd" in res and res["err_fwd"] > res["tol"]:
