@@ -16,6 +16,29 @@ use core::ops::{Add, Div, Mul, Neg, Sub};
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct F80(pub [u8; 16]);
 
+/// The x87 instructions [`F80::x87`] computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum X87Op {
+    /// Partial remainder, truncating quotient.
+    Fprem,
+    /// Partial remainder, IEEE (rounded) quotient.
+    Fprem1,
+    /// st(0) · 2^trunc(st(1)).
+    Fscale,
+    /// st(1) · log2 st(0), popping.
+    Fyl2x,
+    /// st(1) · log2(st(0) + 1), popping.
+    Fyl2xp1,
+    /// atan2(st(1), st(0)), popping.
+    Fpatan,
+    /// sin st(0).
+    Fsin,
+    /// cos st(0).
+    Fcos,
+    /// 2^st(0) − 1.
+    F2xm1,
+}
+
 /// The libm `long double` functions the partials use; only their
 /// addresses are taken (each is the C function of the same name).
 #[allow(missing_docs)]
@@ -273,6 +296,61 @@ impl F80 {
         unsafe {
             asm!("fld tbyte ptr [{a}]", "fsqrt", "fstp tbyte ptr [{r}]", a = in(reg) &self,
                  r = in(reg) &mut r, out("st(0)") _, options(nostack));
+        }
+        r
+    }
+
+    /// The x87 instruction `op` (a one-operand transcendental: `fsin`,
+    /// `fcos`, `f2xm1`, or a two-operand one: `fprem`, `fprem1`, `fscale`,
+    /// `fyl2x`, `fyl2xp1`, `fpatan`) on st(0) = `self` and st(1) = `st1`,
+    /// as the CPU computes it: the new st(0) (for the ones that pop, the
+    /// value left at the top).
+    pub fn x87(self, op: X87Op, st1: F80) -> F80 {
+        let mut r = F80::ZERO;
+        macro_rules! two {
+            ($insn:literal) => {
+                // SAFETY: loads st(1) and st(0), runs the instruction on
+                // them, stores the top and empties the stack.
+                unsafe {
+                    asm!("fld tbyte ptr [{b}]", "fld tbyte ptr [{a}]", $insn,
+                         "fstp tbyte ptr [{r}]", "fstp st(0)",
+                         a = in(reg) &self, b = in(reg) &st1, r = in(reg) &mut r,
+                         out("st(0)") _, out("st(1)") _, options(nostack));
+                }
+            };
+        }
+        macro_rules! popping {
+            ($insn:literal) => {
+                // SAFETY: loads st(1) and st(0); the instruction pops one,
+                // the result is stored and popped.
+                unsafe {
+                    asm!("fld tbyte ptr [{b}]", "fld tbyte ptr [{a}]", $insn,
+                         "fstp tbyte ptr [{r}]",
+                         a = in(reg) &self, b = in(reg) &st1, r = in(reg) &mut r,
+                         out("st(0)") _, out("st(1)") _, options(nostack));
+                }
+            };
+        }
+        macro_rules! one {
+            ($insn:literal) => {
+                // SAFETY: load, the instruction in place, store-and-pop.
+                unsafe {
+                    asm!("fld tbyte ptr [{a}]", $insn, "fstp tbyte ptr [{r}]",
+                         a = in(reg) &self, r = in(reg) &mut r,
+                         out("st(0)") _, options(nostack));
+                }
+            };
+        }
+        match op {
+            X87Op::Fprem => two!("fprem"),
+            X87Op::Fprem1 => two!("fprem1"),
+            X87Op::Fscale => two!("fscale"),
+            X87Op::Fyl2x => popping!("fyl2x"),
+            X87Op::Fyl2xp1 => popping!("fyl2xp1"),
+            X87Op::Fpatan => popping!("fpatan"),
+            X87Op::Fsin => one!("fsin"),
+            X87Op::Fcos => one!("fcos"),
+            X87Op::F2xm1 => one!("f2xm1"),
         }
         r
     }

@@ -34,6 +34,8 @@
 //!   `shl r, 1; shr r, 1`, `add r, r; shr r, 1` (doubles and floats in
 //!   general registers), `andn` with the sign mask, and the vector pairs
 //!   `psllq`/`psrlq` and `pslld`/`psrld` by 1 (legacy and VEX);
+//! - `x87_transcendentals.c`: `fprem`/`fprem1` loops, `fscale`, `fyl2x`,
+//!   `fyl2xp1`, `fpatan`, `fsin`, `fcos`, `f2xm1` on active values;
 //! - `word_reassembly.c` (issue 16): a long double and a pair of floats
 //!   put together from 32-bit words with `shl`/`or` in general registers
 //!   keep their indices; `set_high_word.c`: a double's low word under
@@ -220,6 +222,16 @@ macro_rules! vector_rule_tests {
                 #[test]
                 fn $name() {
                     check("bit_moves", &[], Compiler::$compiler, OptLevel::$opt);
+                }
+            )+
+        }
+        #[allow(non_snake_case)]
+        mod x87_transcendentals {
+            use super::*;
+            $(
+                #[test]
+                fn $name() {
+                    check("x87_transcendentals", &[], Compiler::$compiler, OptLevel::$opt);
                 }
             )+
         }

@@ -2218,12 +2218,78 @@ fn x87(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction) {
                 set(ctx, phys(top, 0), idx);
             }
         }
+        Mnemonic::Fprem
+        | Mnemonic::Fprem1
+        | Mnemonic::Fscale
+        | Mnemonic::Fyl2x
+        | Mnemonic::Fyl2xp1
+        | Mnemonic::Fpatan
+        | Mnemonic::Fsin
+        | Mnemonic::Fcos
+        | Mnemonic::F2xm1 => {
+            // The result lands in st(0), or in st(1) for the ones that pop.
+            let pops = matches!(m, Mnemonic::Fyl2x | Mnemonic::Fyl2xp1 | Mnemonic::Fpatan);
+            let (i0, i1) = (get(ctx, phys(top, 0)), get(ctx, phys(top, 1)));
+            let unary = matches!(m, Mnemonic::Fsin | Mnemonic::Fcos | Mnemonic::F2xm1);
+            let i1 = if unary { 0 } else { i1 };
+            let idx = if i0 == 0 && i1 == 0 {
+                0
+            } else {
+                let (p0, p1) = x87_transcendental_partials(m, st_f80(ctx, 0), st_f80(ctx, 1));
+                typed_result_index(ctx, r, Elem::F80, (i0, p0), (i1, p1))
+            };
+            set(ctx, phys(top, usize::from(pops)), idx);
+        }
         _ => {
             if any_x87_active(ctx) {
                 warn_once(insn, "x87 instruction without a derivative rule; its result is treated as a constant");
             }
             clear_x87_written(ctx, insn, top);
         }
+    }
+}
+
+/// `(∂r/∂st0, ∂r/∂st1)` of an x87 transcendental or remainder
+/// instruction `m` on st(0) = `a`, st(1) = `b`, its result `r` computed
+/// here as the CPU does (the rule runs before the instruction does):
+/// `fprem`/`fprem1` r = a − q·b with q an integer: (1, −q); `fscale`
+/// a·2^trunc(b): (2^trunc(b), 0); `fyl2x` b·log2 a: (b/(a ln 2), log2 a);
+/// `fyl2xp1` b·log2(a + 1); `fpatan` atan2(b, a): (−b, a)/(a² + b²);
+/// `fsin`, `fcos` (left unchanged beyond 2^63: 1); `f2xm1` 2^a − 1:
+/// (2^a ln 2). A unary one's second partial is 0.
+fn x87_transcendental_partials(m: Mnemonic, a: F80, b: F80) -> (f64, f64) {
+    use mathwrap::f80::X87Op;
+    let one = F80::from_f64(1.0);
+    let ln2 = F80::from_f64(core::f64::consts::LN_2);
+    let op = match m {
+        Mnemonic::Fprem => X87Op::Fprem,
+        Mnemonic::Fprem1 => X87Op::Fprem1,
+        Mnemonic::Fscale => X87Op::Fscale,
+        Mnemonic::Fyl2x => X87Op::Fyl2x,
+        Mnemonic::Fyl2xp1 => X87Op::Fyl2xp1,
+        Mnemonic::Fpatan => X87Op::Fpatan,
+        Mnemonic::Fsin => X87Op::Fsin,
+        Mnemonic::Fcos => X87Op::Fcos,
+        _ => X87Op::F2xm1,
+    };
+    let r = a.x87(op, b);
+    let in_range = a.to_f64().abs() < 2f64.powi(63);
+    match op {
+        X87Op::Fprem | X87Op::Fprem1 => (1.0, -((a - r) / b).to_f64()),
+        X87Op::Fscale => (one.x87(X87Op::Fscale, b).to_f64(), 0.0),
+        X87Op::Fyl2x => ((b / (a * ln2)).to_f64(), a.x87(X87Op::Fyl2x, one).to_f64()),
+        X87Op::Fyl2xp1 => (
+            (b / ((a + one) * ln2)).to_f64(),
+            a.x87(X87Op::Fyl2xp1, one).to_f64(),
+        ),
+        X87Op::Fpatan => {
+            let d = a * a + b * b;
+            ((-(b / d)).to_f64(), (a / d).to_f64())
+        }
+        X87Op::Fsin if in_range => (a.x87(X87Op::Fcos, one).to_f64(), 0.0),
+        X87Op::Fcos if in_range => ((-a.x87(X87Op::Fsin, one)).to_f64(), 0.0),
+        X87Op::Fsin | X87Op::Fcos => (1.0, 0.0),
+        X87Op::F2xm1 => (((r + one) * ln2).to_f64(), 0.0),
     }
 }
 
