@@ -213,7 +213,9 @@ pub fn handle(ctx: &mut ThreadCtx) {
     }
     // Also after errors: a sleep interrupted by a signal wrote its
     // remaining time.
-    crate::tool::tool().after_syscall(nr, &a, result);
+    if crate::tool::tool().has_shadows() {
+        crate::syscall_effects::after_syscall(nr, &a, result);
+    }
     finish(ctx, result, next);
     if result == -(libc::EINTR as i64) {
         crate::signals::note_interrupted_syscall(ctx, nr, next);

@@ -9,9 +9,9 @@
 //! - running: [`Tool::instruction`] (an instrumented instruction left the
 //!   cache for the runtime), [`Tool::client_request`],
 //!   [`Tool::intercepted`] (a guest function the tool answers natively);
-//! - the kernel and the runtime: [`Tool::after_syscall`] (what a system
-//!   call wrote), [`Tool::mem_written`] (memory the runtime wrote for the
-//!   guest: a signal frame);
+//! - the kernel and the runtime: [`Tool::mem_written`] and
+//!   [`Tool::mem_moved`] (what a system call wrote or moved, decoded by the
+//!   engine's `syscall_effects`; a signal frame the runtime wrote);
 //! - threads and processes: [`Tool::thread_exiting`], [`Tool::fork_lock`]
 //!   and [`Tool::fork_child`], [`Tool::process_ending`] (exit, `execve`, a
 //!   fatal signal outside signal context), [`Tool::dying_in_signal`]
@@ -95,13 +95,15 @@ pub trait Tool: Sync {
         None
     }
 
-    /// A system call `nr` with arguments `args` (`args[1]` the first)
-    /// returned `result`: the memory it wrote.
-    fn after_syscall(&self, _nr: i64, _args: &[u64; 7], _result: i64) {}
-
-    /// The runtime wrote `[addr, addr + len)` of guest memory (a signal
-    /// frame) without instrumented stores.
+    /// The kernel (a system call, decoded by `syscall_effects`) or the
+    /// runtime (a signal frame) wrote `[addr, addr + len)` of guest
+    /// memory without instrumented stores. Called only for tools with
+    /// shadows.
     fn mem_written(&self, _addr: u64, _len: u64) {}
+
+    /// The kernel moved `len` bytes of guest memory from `from` to `to`
+    /// (`mremap`; the ranges do not overlap).
+    fn mem_moved(&self, _from: u64, _to: u64, _len: u64) {}
 
     /// The calling thread leaves with `exit`.
     fn thread_exiting(&self, _ctx: &mut ThreadCtx) {}

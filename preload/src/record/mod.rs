@@ -23,7 +23,6 @@ pub mod avx512;
 pub mod client;
 pub mod directory;
 pub mod guest;
-pub mod kernel_writes;
 pub mod lines;
 pub mod math;
 pub mod replay;
@@ -706,5 +705,68 @@ pub fn after_fork_child(ctx: &mut ThreadCtx) {
 pub fn flush_thread(ctx: &mut ThreadCtx) {
     if let Some(r) = recorder() {
         r.flush(ctx);
+    }
+}
+
+/// Below this, shadow bytes are zeroed by storing; above, whole pages are
+/// dropped (`MADV_DONTNEED`: zero on next touch, memory given back).
+const STORE_LIMIT: u64 = 64 * 1024;
+
+/// Marks `[addr, addr + len)` passive (the parts inside application
+/// memory).
+pub fn clear_shadow(addr: u64, len: u64) {
+    for (lo, hi) in shadowmem::APP_RANGES {
+        let (start, end) = (addr.max(lo), addr.saturating_add(len).min(hi));
+        if start < end {
+            clear_app(start, end);
+        }
+    }
+}
+
+fn clear_app(start: u64, end: u64) {
+    let (s, e) = (
+        shadowmem::shadow_of(start),
+        shadowmem::shadow_of(end - 1) + 1,
+    );
+    if end - start < STORE_LIMIT {
+        // SAFETY: the shadow of application memory is mapped read-write.
+        unsafe { core::ptr::write_bytes(s as *mut u8, 0, (e - s) as usize) };
+        return;
+    }
+    let (page_lo, page_hi) = (s.next_multiple_of(4096), e & !4095);
+    // SAFETY: as above, for the partial pages at both ends.
+    unsafe {
+        core::ptr::write_bytes(s as *mut u8, 0, (page_lo - s) as usize);
+        core::ptr::write_bytes(page_hi as *mut u8, 0, (e - page_hi) as usize);
+    }
+    // SAFETY: whole pages of the shadow region, which reads back as zeros
+    // after MADV_DONTNEED (private anonymous memory).
+    unsafe {
+        sys::syscall3(
+            libc::SYS_madvise,
+            page_lo,
+            page_hi - page_lo,
+            libc::MADV_DONTNEED as u64,
+        )
+    };
+}
+
+/// `len` bytes of application memory moved from `from` to `to` (`mremap`;
+/// not overlapping): their indices move with them; outside application
+/// memory the destination is passive.
+pub fn move_shadow(from: u64, to: u64, len: u64) {
+    let in_app = |addr: u64| len > 0 && shadowmem::is_app_range(addr, addr + len);
+    if in_app(from) && in_app(to) {
+        // SAFETY: both shadow ranges are mapped; a moved mapping never
+        // overlaps its old place.
+        unsafe {
+            core::ptr::copy_nonoverlapping(
+                shadowmem::shadow_of(from) as *const u8,
+                shadowmem::shadow_of(to) as *mut u8,
+                len as usize,
+            )
+        };
+    } else {
+        clear_shadow(to, len);
     }
 }

@@ -55,12 +55,14 @@ impl Tool for RecordTool {
         super::math::interception(guest_pc)
     }
 
-    fn after_syscall(&self, nr: i64, args: &[u64; 7], result: i64) {
-        super::kernel_writes::after_syscall(nr, args, result);
+    /// Bytes written behind the program's back are passive.
+    fn mem_written(&self, addr: u64, len: u64) {
+        super::clear_shadow(addr, len);
     }
 
-    fn mem_written(&self, addr: u64, len: u64) {
-        super::kernel_writes::clear(addr, len);
+    /// The indices move with the data.
+    fn mem_moved(&self, from: u64, to: u64, len: u64) {
+        super::move_shadow(from, to, len);
     }
 
     fn thread_exiting(&self, ctx: &mut ThreadCtx) {

@@ -1,7 +1,8 @@
-//! Guest memory the kernel (or the runtime) writes without an instrumented
-//! store: its shadow must say "passive", or bytes that held active values
-//! before keep their stale indices and silently feed wrong derivatives
-//! into whatever reads them next — `read()` of binary input into a reused
+//! What the kernel wrote: the guest memory each system call wrote without
+//! an instrumented store, handed to the tool (`Tool::mem_written`,
+//! `Tool::mem_moved`), whose shadows there must go — for record mode, bytes
+//! that held active values before would keep their stale indices and
+//! silently feed wrong derivatives into whatever reads them next — `read()` of binary input into a reused
 //! buffer, `calloc` memory that a freed active array occupied (fresh
 //! `mmap` pages are zero, so glibc does not clear them), a signal frame on
 //! the stack, a `wait4` status in a union with a double. `mremap` moves a
@@ -17,51 +18,12 @@ mod ioctl;
 mod special;
 mod table;
 
-use crate::sys;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use table::{Effect, Out, Size, When};
 
-/// Below this, shadow bytes are zeroed by storing; above, whole pages are
-/// dropped (`MADV_DONTNEED`: zero on next touch, memory given back).
-const STORE_LIMIT: u64 = 64 * 1024;
-
-/// Marks `[addr, addr + len)` passive (the parts inside application
-/// memory).
+/// The kernel wrote `[addr, addr + len)`: the tool's shadows there go.
 pub fn clear(addr: u64, len: u64) {
-    for (lo, hi) in shadowmem::APP_RANGES {
-        let (start, end) = (addr.max(lo), addr.saturating_add(len).min(hi));
-        if start < end {
-            clear_app(start, end);
-        }
-    }
-}
-
-fn clear_app(start: u64, end: u64) {
-    let (s, e) = (
-        shadowmem::shadow_of(start),
-        shadowmem::shadow_of(end - 1) + 1,
-    );
-    if end - start < STORE_LIMIT {
-        // SAFETY: the shadow of application memory is mapped read-write.
-        unsafe { core::ptr::write_bytes(s as *mut u8, 0, (e - s) as usize) };
-        return;
-    }
-    let (page_lo, page_hi) = (s.next_multiple_of(4096), e & !4095);
-    // SAFETY: as above, for the partial pages at both ends.
-    unsafe {
-        core::ptr::write_bytes(s as *mut u8, 0, (page_lo - s) as usize);
-        core::ptr::write_bytes(page_hi as *mut u8, 0, (e - page_hi) as usize);
-    }
-    // SAFETY: whole pages of the shadow region, which reads back as zeros
-    // after MADV_DONTNEED (private anonymous memory).
-    unsafe {
-        sys::syscall3(
-            libc::SYS_madvise,
-            page_lo,
-            page_hi - page_lo,
-            libc::MADV_DONTNEED as u64,
-        )
-    };
+    crate::tool::tool().mem_written(addr, len);
 }
 
 /// `result` of an interrupted call.
@@ -152,8 +114,9 @@ fn first_report(key: usize) -> bool {
 fn report_call(r: &table::Report) {
     if first_report(r.key as usize) {
         crate::dgad_eprintln!(
-            "record: {}: the kernel may write program memory that dgad does not see ({}); \
+            "{}: {}: the kernel may write program memory that dgad does not see ({}); \
              values read from there may carry stale derivatives",
+            crate::tool::tool().name(),
             r.name,
             r.what
         );
@@ -166,8 +129,9 @@ fn unclassified(nr: i64) {
     let key = usize::try_from(nr).map_or(511, |n| n.min(511));
     if first_report(key) {
         crate::dgad_eprintln!(
-            "record: system call {nr} is unknown to dgad; memory it may have written can carry \
-             stale derivatives"
+            "{}: system call {nr} is unknown to dgad; memory it may have written can carry \
+             stale derivatives",
+            crate::tool::tool().name()
         );
     }
 }
@@ -178,9 +142,10 @@ fn report_shared(addr: u64, len: u64, how: &str) {
     static SHARED: AtomicBool = AtomicBool::new(false);
     if !SHARED.load(Ordering::Relaxed) && !SHARED.swap(true, Ordering::Relaxed) {
         crate::dgad_eprintln!(
-            "record: writable shared memory at {addr:#x}-{:#x} ({how}): other processes or \
+            "{}: writable shared memory at {addr:#x}-{:#x} ({how}): other processes or \
              devices may write it without dgad seeing it, and values read from there (or from \
              any later shared mapping) may carry stale derivatives",
+            crate::tool::tool().name(),
             addr.saturating_add(len)
         );
     }

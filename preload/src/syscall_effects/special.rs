@@ -6,7 +6,7 @@
 
 use super::table::{Report, AIO, IO_URING};
 use super::{clear, report_call, report_shared};
-use crate::record::guest::{read_mem, read_u64};
+use crate::guest_mem::{read_mem, read_u64};
 use crate::sys;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -101,20 +101,7 @@ fn moved(old: u64, old_len: u64, new: u64, new_len: u64) {
         return;
     }
     let kept = old_len.min(new_len);
-    let in_app = |addr: u64, len: u64| len > 0 && shadowmem::is_app_range(addr, addr + len);
-    if in_app(old, kept) && in_app(new, kept) {
-        // SAFETY: both shadow ranges are mapped; a moved mapping never
-        // overlaps its old place.
-        unsafe {
-            core::ptr::copy_nonoverlapping(
-                shadowmem::shadow_of(old) as *const u8,
-                shadowmem::shadow_of(new) as *mut u8,
-                kept as usize,
-            )
-        };
-    } else {
-        clear(new, kept);
-    }
+    crate::tool::tool().mem_moved(old, new, kept);
     clear(new + kept, new_len - kept);
     clear(old, old_len);
 }

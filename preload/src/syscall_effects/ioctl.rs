@@ -6,7 +6,7 @@
 
 use super::clear;
 use super::special::read_u32;
-use crate::record::guest::read_u64;
+use crate::guest_mem::read_u64;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// What a classic (unencoded) request writes through its argument.
