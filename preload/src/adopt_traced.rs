@@ -14,7 +14,7 @@
 use crate::adopt::Stray;
 use crate::context::{reason, reg};
 use crate::sys;
-use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
 
 const MAX_JOBS: usize = 256;
 const STACK_BYTES: usize = 256 << 10;
@@ -39,8 +39,6 @@ static JOB_COUNT: AtomicU32 = AtomicU32::new(0);
 static GO: AtomicU32 = AtomicU32::new(0);
 /// 1 once the helper is done.
 static DONE: AtomicU32 = AtomicU32::new(0);
-/// The helper's stack (unmapped once the helper is reaped).
-static STACK_BASE: AtomicU64 = AtomicU64::new(0);
 
 /// Adopts `tids` through the helper; returns those it could not adopt.
 pub fn adopt(tids: &[i32]) -> Vec<Stray> {
@@ -92,12 +90,6 @@ pub fn adopt(tids: &[i32]) -> Vec<Stray> {
                 0,
             );
             sys::syscall3(libc::SYS_prctl, PR_SET_PTRACER, 0, 0);
-            sys::syscall3(
-                libc::SYS_munmap,
-                STACK_BASE.load(Ordering::Relaxed),
-                STACK_BYTES as u64,
-                0,
-            );
         }
     }
     let adopted = (0..n)
@@ -144,60 +136,10 @@ fn sleep_ms(ms: u64) {
 
 /// Starts [`helper_main`] as a process sharing our memory, with every
 /// signal blocked and no exit signal (the guest sees no SIGCHLD). Returns
-/// its pid, or a negative errno.
+/// its pid, or a negative errno. Its stack stays mapped after it is
+/// reaped (once per process, and only when a thread blocks every signal).
 fn spawn_helper() -> i64 {
-    let rw = libc::PROT_READ | libc::PROT_WRITE;
-    let Some(stack) = sys::map_anon(STACK_BYTES, rw, 0, false) else {
-        return -(libc::ENOMEM as i64);
-    };
-    let top = stack + STACK_BYTES as u64 - 64;
-    STACK_BASE.store(stack, Ordering::Relaxed);
-    let all: u64 = !0;
-    let mut old: u64 = 0;
-    let flags = libc::CLONE_VM as u64;
-    let r: i64;
-    // SAFETY: the mask words are ours; the child starts on its own fresh
-    // stack (16-aligned at `top`) and never returns from `helper_main`, so
-    // it never runs the code after the asm block on the parent's frame.
-    unsafe {
-        sys::syscall6(
-            libc::SYS_rt_sigprocmask,
-            libc::SIG_SETMASK as u64,
-            &all as *const u64 as u64,
-            &mut old as *mut u64 as u64,
-            8,
-            0,
-            0,
-        );
-        core::arch::asm!(
-            "syscall",
-            "test rax, rax",
-            "jnz 2f",
-            "xor ebp, ebp",
-            "call {main}",
-            "ud2",
-            "2:",
-            main = sym helper_main,
-            inlateout("rax") libc::SYS_clone => r,
-            in("rdi") flags,
-            in("rsi") top,
-            in("rdx") 0u64,
-            in("r10") 0u64,
-            in("r8") 0u64,
-            lateout("rcx") _,
-            lateout("r11") _,
-        );
-        sys::syscall6(
-            libc::SYS_rt_sigprocmask,
-            libc::SIG_SETMASK as u64,
-            &old as *const u64 as u64,
-            0,
-            8,
-            0,
-            0,
-        );
-    }
-    r
+    sys::spawn_runtime_task(libc::CLONE_VM as u64, STACK_BYTES, helper_main)
 }
 
 /// The helper: adopts each job's thread, then leaves. It shares our

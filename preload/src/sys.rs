@@ -377,3 +377,66 @@ pub fn set_address_space_limit(limit: &libc::rlimit) -> i64 {
         )
     }
 }
+
+/// Starts `main` on a task of the runtime's own, made by `clone` with
+/// `flags` (a thread of the group, or a process sharing our memory), on
+/// a fresh stack of `stack_bytes`, with every signal blocked, so that the
+/// guest's signals go to the guest's threads. Returns the child's id, or a
+/// negative errno (the stack is unmapped again then).
+pub fn spawn_runtime_task(flags: u64, stack_bytes: usize, main: extern "C" fn() -> !) -> i64 {
+    let rw = libc::PROT_READ | libc::PROT_WRITE;
+    let Some(stack) = map_anon(stack_bytes, rw, 0, false) else {
+        return -(libc::ENOMEM as i64);
+    };
+    let top = stack + stack_bytes as u64 - 64;
+    let all: u64 = !0;
+    let mut old: u64 = 0;
+    let r: i64;
+    // SAFETY: the mask words are ours; the child starts on its own fresh
+    // stack (16-aligned at `top`) with the parent's registers, `main` among
+    // them, and never returns from it, so it never runs the code after the
+    // asm block on the parent's frame.
+    unsafe {
+        syscall6(
+            libc::SYS_rt_sigprocmask,
+            libc::SIG_SETMASK as u64,
+            &all as *const u64 as u64,
+            &mut old as *mut u64 as u64,
+            8,
+            0,
+            0,
+        );
+        core::arch::asm!(
+            "syscall",
+            "test rax, rax",
+            "jnz 2f",
+            "xor ebp, ebp",
+            "call r9",
+            "ud2",
+            "2:",
+            inlateout("rax") libc::SYS_clone => r,
+            in("rdi") flags,
+            in("rsi") top,
+            in("rdx") 0u64,
+            in("r10") 0u64,
+            in("r8") 0u64,
+            in("r9") main as usize as u64,
+            lateout("rcx") _,
+            lateout("r11") _,
+        );
+        syscall6(
+            libc::SYS_rt_sigprocmask,
+            libc::SIG_SETMASK as u64,
+            &old as *const u64 as u64,
+            0,
+            8,
+            0,
+            0,
+        );
+    }
+    if r < 0 {
+        // SAFETY: the stack was never used.
+        unsafe { syscall3(libc::SYS_munmap, stack, stack_bytes as u64, 0) };
+    }
+    r
+}

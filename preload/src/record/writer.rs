@@ -329,64 +329,11 @@ extern "C" fn writer_main() -> ! {
 /// Starts [`writer_main`] on a new thread of this thread group, with every
 /// signal blocked so that the guest's signals go to the guest's threads.
 fn spawn() -> bool {
-    let rw = libc::PROT_READ | libc::PROT_WRITE;
-    let Some(stack) = sys::map_anon(STACK_BYTES, rw, 0, false) else {
-        return false;
-    };
-    let top = stack + STACK_BYTES as u64 - 64;
-    let all: u64 = !0;
-    let mut old: u64 = 0;
     let flags = (libc::CLONE_VM
         | libc::CLONE_FS
         | libc::CLONE_FILES
         | libc::CLONE_SIGHAND
         | libc::CLONE_THREAD
         | libc::CLONE_SYSVSEM) as u64;
-    let r: i64;
-    // SAFETY: the mask words are ours; the child starts on its own fresh
-    // stack (16-aligned at `top`) and never returns from `writer_main`, so
-    // it never runs the code after the asm block on the parent's frame.
-    unsafe {
-        sys::syscall6(
-            libc::SYS_rt_sigprocmask,
-            libc::SIG_SETMASK as u64,
-            &all as *const u64 as u64,
-            &mut old as *mut u64 as u64,
-            8,
-            0,
-            0,
-        );
-        core::arch::asm!(
-            "syscall",
-            "test rax, rax",
-            "jnz 2f",
-            "xor ebp, ebp",
-            "call {main}",
-            "ud2",
-            "2:",
-            main = sym writer_main,
-            inlateout("rax") libc::SYS_clone => r,
-            in("rdi") flags,
-            in("rsi") top,
-            in("rdx") 0u64,
-            in("r10") 0u64,
-            in("r8") 0u64,
-            lateout("rcx") _,
-            lateout("r11") _,
-        );
-        sys::syscall6(
-            libc::SYS_rt_sigprocmask,
-            libc::SIG_SETMASK as u64,
-            &old as *const u64 as u64,
-            0,
-            8,
-            0,
-            0,
-        );
-    }
-    if r < 0 {
-        // SAFETY: the stack was never used.
-        unsafe { sys::syscall3(libc::SYS_munmap, stack, STACK_BYTES as u64, 0) };
-    }
-    r > 0
+    sys::spawn_runtime_task(flags, STACK_BYTES, writer_main) > 0
 }
