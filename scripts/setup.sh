@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Installs what building and testing dgad needs on a fresh Debian 12 machine:
-# compilers for the test programs (clang, gfortran) and numpy for the Python
-# tests. Safe to run again; does nothing when everything is there.
+# compilers for the test programs (clang, gfortran), gdb (a tracer already
+# attached, for the takeover tests) and numpy for the Python tests. Safe to
+# run again; does nothing when everything is there.
 set -euo pipefail
 
 need_apt=()
 command -v clang >/dev/null 2>&1 || need_apt+=(clang)
 command -v gfortran >/dev/null 2>&1 || need_apt+=(gfortran)
+command -v gdb >/dev/null 2>&1 || need_apt+=(gdb)
 if ((${#need_apt[@]})); then
     echo "setup: installing ${need_apt[*]} with apt-get" >&2
     export DEBIAN_FRONTEND=noninteractive

@@ -157,6 +157,50 @@ fn a_thread_that_blocks_every_signal_is_taken_over_too() {
     check_recording(true);
 }
 
+/// Under a tracer (gdb, which traces every thread) the worker that blocks
+/// every signal can be reached neither by a signal nor with ptrace: record
+/// mode names it and stops with status 125 before recording anything,
+/// instead of letting it compute natively.
+#[test]
+fn a_thread_that_cannot_be_taken_over_stops_the_recording_with_its_name() {
+    let prog = build();
+    let scratch = ScratchDir::new("early-traced");
+    let dir = scratch.path().join("run");
+    let out = std::process::Command::new("gdb")
+        .args([
+            "-q",
+            "-batch",
+            "-ex",
+            "set startup-with-shell off",
+            "-ex",
+            "run",
+            "--args",
+        ])
+        .arg("env")
+        .arg(format!("DGAD_RECORD={}", dir.display()))
+        .arg(format!("LD_PRELOAD={}", testsuite::dgad_lib().display()))
+        .arg(&prog)
+        .args(X.map(|x| x.to_string()))
+        .env("EARLY_WORKER_BLOCK", "1")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("gdb is not installed: scripts/setup.sh installs it");
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(
+        text.contains(
+            "(early-worker) was started before dgad took over and blocks every signal, \
+             and ptrace is not permitted here"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("exited with code 0175"),
+        "not status 125: {text}"
+    );
+    assert!(!dir.join("dg-tape").exists(), "it recorded: {text}");
+}
+
 /// Null mode: the program behaves as natively, and a worker taken over
 /// leaves no note.
 #[test]
