@@ -116,11 +116,10 @@ def _numbers(x):
 
 def _child_environment(lib, directory):
     env = dict(os.environ)
-    for key in list(env):
-        if key.startswith("DGAD_") and key not in ("DGAD_PY_CLIENT", "DGAD_PY_CACHE",
-                                                   "DGAD_MATHWRAP", "DGAD_CPUID",
-                                                   "DGAD_LOG", "DGAD_TRACE", "DGAD_STATS"):
-            del env[key]
+    # The user's settings reach the child (DGAD_TAPE_LIMIT, DGAD_CPUID, ...),
+    # except those the recording sets itself or that would stop it.
+    for key in ("DGAD_RECORD", "DGAD_MODE", "DGAD_DISABLE"):
+        env.pop(key, None)
     env["LD_PRELOAD"] = lib
     env["DGAD_RECORD"] = directory
     env["DGAD_MODE"] = "record"
@@ -165,11 +164,12 @@ class _Recording:
         if result.returncode == 0 and os.path.isfile(values_path):
             sys.stderr.write(stderr)  # the function's own messages, and dgad's
         else:
+            directory = self.directory
             self.close()
             raise DgadError(
                 "the recording run failed (exit status %d):\n  %s\n%s%s"
                 % (result.returncode,
-                   "LD_PRELOAD=%s DGAD_RECORD=%s %s" % (self.lib, self.directory,
+                   "LD_PRELOAD=%s DGAD_RECORD=%s %s" % (self.lib, directory,
                                                         " ".join(command)),
                    stderr.strip() or "(no output on stderr)",
                    "" if self.keep else "\n(keep=True keeps the record directory)"))
