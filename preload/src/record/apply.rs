@@ -1454,6 +1454,20 @@ fn exponent_scaling(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction) -> bo
     true
 }
 
+/// The guest instruction right after `insn` in memory (invalid when it
+/// cannot be read or decoded): the second half of an instruction pair.
+fn instruction_after(insn: &Instruction) -> Instruction {
+    let mut bytes = [0u8; 15];
+    let n = crate::cache::read_guest(insn.next_ip(), &mut bytes);
+    iced_x86::Decoder::with_ip(
+        64,
+        &bytes[..n],
+        insn.next_ip(),
+        iced_x86::DecoderOptions::NONE,
+    )
+    .decode()
+}
+
 /// Either half of the sign-clearing pair `shl r, 1; shr r, 1` (or `add
 /// r, r; shr r, 1`) on the double (64-bit register) or float (32-bit) in a
 /// general register ([`magnitude_shift`]): the pair is fabs. The first
@@ -1477,15 +1491,7 @@ fn magnitude_pair(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction) {
     }
     let bits = reg.size() * 8;
     let second_half = || {
-        let mut bytes = [0u8; 15];
-        let n = crate::cache::read_guest(insn.next_ip(), &mut bytes);
-        let mut d = iced_x86::Decoder::with_ip(
-            64,
-            &bytes[..n],
-            insn.next_ip(),
-            iced_x86::DecoderOptions::NONE,
-        );
-        let next = d.decode();
+        let next = instruction_after(insn);
         !next.is_invalid()
             && next.mnemonic() == Mnemonic::Shr
             && magnitude_shift(&next)
@@ -1540,15 +1546,7 @@ fn vector_magnitude_pair(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction) 
         return true;
     }
     let second_half = || {
-        let mut bytes = [0u8; 15];
-        let n = crate::cache::read_guest(insn.next_ip(), &mut bytes);
-        let mut d = iced_x86::Decoder::with_ip(
-            64,
-            &bytes[..n],
-            insn.next_ip(),
-            iced_x86::DecoderOptions::NONE,
-        );
-        let next = d.decode();
+        let next = instruction_after(insn);
         let next_src = if next.encoding() == EncodingKind::Legacy {
             0
         } else {
