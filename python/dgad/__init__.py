@@ -37,7 +37,7 @@ from ._native import FLOAT_VALUE_OFFSET as _FLOAT_OFFSET, SCALAR_VALUE_OFFSET as
 __all__ = [
     "input", "output", "input_array", "output_array", "index", "passive",
     "passive_array", "mode", "running", "disable", "enable", "disabled",
-    "set_dot", "get_dot", "grad", "value_and_grad", "jacobian", "DgadError",
+    "set_dot", "get_dot", "grad", "value_and_grad", "jacobian", "jvp", "DgadError",
     "find_lib", "find_eval", "client_library",
 ]
 
@@ -51,7 +51,7 @@ _MODES = {0: "native", ord("b"): "record", ord("d"): "dot"}
 _SIZES = {4: "float32", 8: "float64", 16: "longdouble"}
 
 
-_LAZY = ("grad", "value_and_grad", "jacobian", "DgadError", "find_lib", "find_eval")
+_LAZY = ("grad", "value_and_grad", "jacobian", "jvp", "DgadError", "find_lib", "find_eval")
 
 
 def __getattr__(name):

@@ -283,3 +283,34 @@ def jacobian(function, x, *, lib=None, evaluator=None, keep=False):
     finally:
         recording.close()
 
+
+def jvp(function, x, v, *, lib=None, evaluator=None, keep=False):
+    """The Jacobian-vector product J(x)·v of ``function`` at ``x`` in the
+    direction ``v`` (the directional derivative): one recording and
+    ``dg-eval --forward`` seeded with ``v``. ``v`` has the shape of ``x``
+    (flattened in C order); the result has one entry per real result of
+    ``function``: a float for one scalar result, else a list. Until dgad
+    has forward mode inside the run (``DGAD_MODE=dot``), this goes through
+    the tape like ``grad``."""
+    recording = _Recording(function, x, lib, evaluator, keep)
+    try:
+        direction, _ = _numbers(v)
+        if len(direction) != len(recording.inputs):
+            raise DgadError("the direction has %d values, x has %d"
+                            % (len(direction), len(recording.inputs)))
+        if not recording.values:
+            return []
+        if not recording.inputs:
+            dots = [0.0] * len(recording.values)
+        else:
+            rows = recording.sweep("dg-input-dots", [repr(float(d)) for d in direction],
+                                   "dg-output-dots", "--forward")
+            dots = [row[0] for row in rows]
+            if len(dots) != len(recording.values):
+                raise DgadError("dg-output-dots has %d values, expected %d"
+                                % (len(dots), len(recording.values)))
+        if recording.output_kind == "scalar":
+            return dots[0]
+        return dots
+    finally:
+        recording.close()

@@ -51,6 +51,22 @@ analytic = [[4.0, 3.0], [0.6, 0.8], [0.0, 0.0]]
 check(len(jacobian) == 3 and all(close(r, a) for r, a in zip(jacobian, analytic)),
       "jacobian of three results (one passive): %r, analytic %r" % (jacobian, analytic))
 
+# J·v by the forward sweep: f(x0, x1) = (x0 x1, sin x0 + x1^3), v = (0.5, -2).
+x, v = [1.5, 0.7], [0.5, -2.0]
+product = dgad.jvp(lambda w: [w[0] * w[1], math.sin(w[0]) + w[1] ** 3], x, v,
+                   lib=LIB, evaluator=EVAL)
+analytic = [x[1] * v[0] + x[0] * v[1], math.cos(x[0]) * v[0] + 3 * x[1] ** 2 * v[1]]
+check(isinstance(product, list) and close(product, analytic),
+      "jvp of two results: %r, analytic %r" % (product, analytic))
+scalar = dgad.jvp(lambda t: math.exp(2 * t), 0.3, 1.5, lib=LIB, evaluator=EVAL)
+check(isinstance(scalar, float) and close([scalar], [3.0 * math.exp(0.6)]),
+      "jvp of a scalar function: %r, analytic %r" % (scalar, 3.0 * math.exp(0.6)))
+try:
+    dgad.jvp(lambda w: w[0], [1.0, 2.0], [1.0], lib=LIB, evaluator=EVAL)
+    check(False, "jvp with a direction of the wrong length raises DgadError")
+except dgad.DgadError as e:
+    check("direction" in str(e), "jvp with a direction of the wrong length raises DgadError: %s" % e)
+
 # Errors: missing tools (found through the environment), a function that
 # raises in the recording process, a function with several results.
 os.environ["DGAD_LIB"] = "/nonexistent/libdgad.so"
