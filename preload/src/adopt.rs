@@ -252,23 +252,7 @@ fn wait_for_answers(waiting: &mut Vec<i32>) {
         if waiting.is_empty() || now >= deadline {
             return;
         }
-        let left = (deadline - now).min(50);
-        let ts = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: (left * 1_000_000) as i64,
-        };
-        // SAFETY: waits on our futex word with a timeout in a local.
-        unsafe {
-            sys::syscall6(
-                libc::SYS_futex,
-                ANSWERED_LEN.as_ptr() as u64,
-                (libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG) as u64,
-                u64::from(n),
-                &ts as *const libc::timespec as u64,
-                0,
-                0,
-            )
-        };
+        sys::futex_wait_ms(&ANSWERED_LEN, n, (deadline - now).min(50));
     }
 }
 
@@ -350,7 +334,7 @@ fn list_threads() -> Vec<i32> {
             off += reclen;
         }
     }
-    close(fd);
+    sys::close(fd);
     out
 }
 
@@ -384,21 +368,13 @@ fn read_task_file(tid: i32, file: &[u8]) -> Option<Vec<u8>> {
     let mut out = Vec::new();
     let mut buf = [0u8; 1024];
     loop {
-        // SAFETY: read writes at most buf.len() bytes into buf.
-        let n = unsafe {
-            sys::syscall3(
-                libc::SYS_read,
-                fd as u64,
-                buf.as_mut_ptr() as u64,
-                buf.len() as u64,
-            )
-        };
+        let n = sys::read(fd, &mut buf);
         if n <= 0 {
             break;
         }
         out.extend_from_slice(&buf[..n as usize]);
     }
-    close(fd);
+    sys::close(fd);
     (!out.is_empty()).then_some(out)
 }
 
@@ -413,11 +389,6 @@ fn open_read(path: &[u8], flags: i32) -> i32 {
             0,
         ) as i32
     }
-}
-
-fn close(fd: i32) {
-    // SAFETY: closes a descriptor this module opened.
-    unsafe { sys::syscall3(libc::SYS_close, fd as u64, 0, 0) };
 }
 
 fn parse_decimal(s: &[u8]) -> Option<i32> {

@@ -70,8 +70,12 @@ pub fn adopt(tids: &[i32]) -> Vec<Stray> {
         GO.store(1, Ordering::Release);
         sys::futex_wake(&GO, 1);
         let deadline = crate::adopt::now_ms() + TIMEOUT_MS;
-        while DONE.load(Ordering::Acquire) == 0 && crate::adopt::now_ms() < deadline {
-            sleep_ms(2);
+        while DONE.load(Ordering::Acquire) == 0 {
+            let now = crate::adopt::now_ms();
+            if now >= deadline {
+                break;
+            }
+            sys::futex_wait_ms(&DONE, 0, deadline - now);
         }
         if DONE.load(Ordering::Acquire) == 0 {
             // SAFETY: kills the helper process we started.
@@ -116,22 +120,6 @@ pub fn adopt(tids: &[i32]) -> Vec<Stray> {
         strays.push(Stray { tid, why });
     }
     strays
-}
-
-fn sleep_ms(ms: u64) {
-    let ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: (ms * 1_000_000) as i64,
-    };
-    // SAFETY: nanosleep reads the local timespec.
-    unsafe {
-        sys::syscall3(
-            libc::SYS_nanosleep,
-            &ts as *const libc::timespec as u64,
-            0,
-            0,
-        )
-    };
 }
 
 /// Starts [`helper_main`] as a process sharing our memory, with every

@@ -43,15 +43,7 @@ pub fn for_each_mapping(mut f: impl FnMut(&Mapping) -> bool) {
     let mut line = [0u8; 512];
     let mut line_len = 0;
     'read: loop {
-        // SAFETY: reading into a stack buffer we own.
-        let n = unsafe {
-            sys::syscall3(
-                libc::SYS_read,
-                fd as u64,
-                buf.as_mut_ptr() as u64,
-                buf.len() as u64,
-            )
-        };
+        let n = sys::read(fd as i32, &mut buf);
         if n <= 0 {
             break;
         }
@@ -71,8 +63,7 @@ pub fn for_each_mapping(mut f: impl FnMut(&Mapping) -> bool) {
             line_len = 0;
         }
     }
-    // SAFETY: closing the descriptor we opened.
-    unsafe { sys::syscall3(libc::SYS_close, fd as u64, 0, 0) };
+    sys::close(fd as i32);
 }
 
 /// Finds the mapping of `addr`: writes its path and returns the file offset

@@ -121,20 +121,58 @@ pub fn futex_wake(word: &core::sync::atomic::AtomicU32, n: u32) {
     futex(word, libc::FUTEX_WAKE, n);
 }
 
+/// [`futex_wait`] for at most `ms` milliseconds.
+pub fn futex_wait_ms(word: &core::sync::atomic::AtomicU32, expected: u32, ms: u64) {
+    let ts = libc::timespec {
+        tv_sec: (ms / 1000) as i64,
+        tv_nsec: ((ms % 1000) * 1_000_000) as i64,
+    };
+    futex_timed(word, libc::FUTEX_WAIT, expected, &ts);
+}
+
 fn futex(word: &core::sync::atomic::AtomicU32, op: i32, value: u32) {
-    // SAFETY: FUTEX_WAIT only reads the word, which `word` keeps alive;
-    // FUTEX_WAKE touches no memory.
+    futex_timed(word, op, value, core::ptr::null());
+}
+
+fn futex_timed(
+    word: &core::sync::atomic::AtomicU32,
+    op: i32,
+    value: u32,
+    timeout: *const libc::timespec,
+) {
+    // SAFETY: FUTEX_WAIT only reads the word, which `word` keeps alive, and
+    // the timeout (null or a local of the caller); FUTEX_WAKE touches no
+    // memory.
     unsafe {
         syscall6(
             libc::SYS_futex,
             word.as_ptr() as u64,
             (op | libc::FUTEX_PRIVATE_FLAG) as u64,
             u64::from(value),
-            0,
+            timeout as u64,
             0,
             0,
         )
     };
+}
+
+/// `read(2)` into `buf`: the bytes read, or a negative errno.
+pub fn read(fd: i32, buf: &mut [u8]) -> i64 {
+    // SAFETY: the kernel writes at most buf.len() bytes into buf.
+    unsafe {
+        syscall3(
+            libc::SYS_read,
+            fd as u64,
+            buf.as_mut_ptr() as u64,
+            buf.len() as u64,
+        )
+    }
+}
+
+/// `close(2)` of a descriptor the runtime opened.
+pub fn close(fd: i32) {
+    // SAFETY: closes a descriptor of the runtime's; no memory is touched.
+    unsafe { syscall3(libc::SYS_close, fd as u64, 0, 0) };
 }
 
 /// Anonymous private memory, `MAP_NORESERVE`: pages appear on first touch.

@@ -27,11 +27,6 @@ fn fstat(fd: i32) -> Result<libc::stat, i64> {
     }
 }
 
-fn close(fd: i32) {
-    // SAFETY: closing a descriptor this module opened.
-    unsafe { sys::syscall3(libc::SYS_close, fd as u64, 0, 0) };
-}
-
 fn open(path: &[u8], flags: i32, mode: u32) -> i64 {
     let mut p = path.to_vec();
     p.push(0);
@@ -81,7 +76,7 @@ pub fn open_for_append(setting: &str, path: &[u8]) -> Result<i32, String> {
         Ok(_) => None,
     };
     if let Some(why) = why {
-        close(fd);
+        sys::close(fd);
         return Err(format!("cannot open {}: {why}", shown()));
     }
     Ok(fd)
@@ -125,7 +120,7 @@ impl Replacement {
     /// Closes the file and renames it over the path (replacing a link
     /// there, not what it points to).
     pub fn commit(self) -> Result<(), i64> {
-        close(self.fd);
+        sys::close(self.fd);
         // SAFETY: both names are NUL-terminated; rename does not follow
         // a link at the target.
         let r = unsafe {

@@ -51,11 +51,6 @@ fn fstat(fd: i32) -> Result<libc::stat, i64> {
     stat_of(fd as i64, b"\0", libc::AT_EMPTY_PATH)
 }
 
-fn close(fd: i32) {
-    // SAFETY: closing a descriptor this module opened.
-    unsafe { sys::syscall3(libc::SYS_close, fd as u64, 0, 0) };
-}
-
 fn openat(dirfd: i32, name: &[u8], flags: i32, mode: u32) -> i64 {
     // SAFETY: name is NUL-terminated.
     unsafe {
@@ -143,11 +138,11 @@ pub fn open(path: &[u8], shown: &str) -> Result<i32, String> {
     }
     let fd = fd as i32;
     if let Some(why) = untrusted(fd, &what) {
-        close(fd);
+        sys::close(fd);
         return Err(why);
     }
     if let Err(e) = probe(fd) {
-        close(fd);
+        sys::close(fd);
         return Err(format!("{what} is not writable: {}", super::errno_text(e)));
     }
     Ok(fd)
@@ -158,7 +153,7 @@ pub fn open(path: &[u8], shown: &str) -> Result<i32, String> {
 fn probe(dirfd: i32) -> Result<(), i64> {
     let name = temp_name(".dgad-write-test");
     let fd = create_exclusive(dirfd, &name)?;
-    close(fd);
+    sys::close(fd);
     unlinkat(dirfd, &name);
     Ok(())
 }
@@ -198,7 +193,7 @@ pub fn create(dirfd: i32, name: &str, contents: &[u8]) -> Result<i32, i64> {
     let temp = temp_name(name);
     let fd = create_exclusive(dirfd, &temp)?;
     if let Err((e, _)) = sys::pwrite_all(fd, contents, 0) {
-        close(fd);
+        sys::close(fd);
         unlinkat(dirfd, &temp);
         return Err(e);
     }
@@ -217,7 +212,7 @@ pub fn create(dirfd: i32, name: &str, contents: &[u8]) -> Result<i32, i64> {
         )
     };
     if r < 0 {
-        close(fd);
+        sys::close(fd);
         unlinkat(dirfd, &temp);
         return Err(-r);
     }
@@ -307,7 +302,7 @@ pub fn remove_exec_dirs(dirfd: i32) {
             for file in files {
                 unlinkat(sub, &c_name(file.as_bytes()));
             }
-            close(sub);
+            sys::close(sub);
             // SAFETY: name is NUL-terminated; only an empty directory goes.
             unsafe {
                 sys::syscall3(
@@ -331,17 +326,8 @@ pub fn process_identity() -> Vec<u8> {
     let fd = openat(libc::AT_FDCWD, b"/proc/self/stat\0", libc::O_RDONLY, 0);
     let mut n = 0;
     if fd >= 0 {
-        // SAFETY: reading into our buffer.
-        n = unsafe {
-            sys::syscall3(
-                libc::SYS_read,
-                fd as u64,
-                buf.as_mut_ptr() as u64,
-                buf.len() as u64,
-            )
-        }
-        .max(0) as usize;
-        close(fd as i32);
+        n = sys::read(fd as i32, &mut buf).max(0) as usize;
+        sys::close(fd as i32);
     }
     // Fields after the command name, which may hold spaces and ')'.
     if let Some(end) = buf[..n].iter().rposition(|&c| c == b')') {
@@ -372,16 +358,8 @@ pub fn recorded_by(dirfd: i32, identity: &[u8]) -> bool {
         return false;
     }
     let mut buf = [0u8; 128];
-    // SAFETY: reading into our buffer.
-    let n = unsafe {
-        sys::syscall3(
-            libc::SYS_read,
-            fd as u64,
-            buf.as_mut_ptr() as u64,
-            buf.len() as u64,
-        )
-    };
-    close(fd as i32);
+    let n = sys::read(fd as i32, &mut buf);
+    sys::close(fd as i32);
     n > 0 && &buf[..n as usize] == identity
 }
 
@@ -406,7 +384,7 @@ pub fn subdirectory(dirfd: i32, name: &str, shown: &str) -> Result<i32, String> 
     }
     let fd = fd as i32;
     if let Some(why) = untrusted(fd, &what) {
-        close(fd);
+        sys::close(fd);
         return Err(why);
     }
     Ok(fd)
@@ -414,5 +392,5 @@ pub fn subdirectory(dirfd: i32, name: &str, shown: &str) -> Result<i32, String> 
 
 /// Closes a directory descriptor of this module.
 pub fn close_dir(fd: i32) {
-    close(fd);
+    sys::close(fd);
 }
