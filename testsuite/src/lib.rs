@@ -233,6 +233,24 @@ pub fn build_program_at(
     )
 }
 
+/// Builds `programs/record/NAME` with gcc at `opt`, with dgad's client
+/// headers (`include/`) and `link` arguments: the record-mode test programs.
+/// Tests of one binary run in parallel and share programs, so builds run
+/// one at a time.
+pub fn build_record_program(name: &str, link: &[&str], opt: OptLevel) -> PathBuf {
+    static BUILDING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _guard = BUILDING.lock().unwrap_or_else(|e| e.into_inner());
+    let include: OsString = format!("-I{}", workspace_root().join("include").display()).into();
+    let link: Vec<OsString> = link.iter().map(OsString::from).collect();
+    build_program_at(
+        &programs_dir().join("record").join(name),
+        Compiler::Gcc,
+        opt,
+        &[include],
+        &link,
+    )
+}
+
 /// Compiles `source` (relative to [`programs_dir`]) into a shared library
 /// `lib<stem>.so`, next to the executables of the same configuration, for
 /// programs that dlopen libraries of their own.

@@ -2,12 +2,10 @@
 //! consistent after every exit path, bad set-ups must fail clearly — and
 //! the client requests and libm interception answered by the real runtime.
 
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use testsuite::derivatives::{dg_eval, eval_values};
 use testsuite::{
-    build_program_at, programs_dir, run_native, run_under_dgad, workspace_root, Compiler,
-    Invocation, OptLevel, ScratchDir,
+    build_record_program, run_native, run_under_dgad, Invocation, OptLevel, ScratchDir,
 };
 
 fn build(name: &str, link: &[&str]) -> PathBuf {
@@ -15,18 +13,7 @@ fn build(name: &str, link: &[&str]) -> PathBuf {
 }
 
 fn build_at(name: &str, link: &[&str], opt: OptLevel) -> PathBuf {
-    // Tests run in parallel and share programs: build each once at a time.
-    static BUILDING: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _guard = BUILDING.lock().unwrap_or_else(|e| e.into_inner());
-    let include: OsString = format!("-I{}", workspace_root().join("include").display()).into();
-    let link: Vec<OsString> = link.iter().map(OsString::from).collect();
-    build_program_at(
-        &programs_dir().join("record").join(name),
-        Compiler::Gcc,
-        opt,
-        &[include],
-        &link,
-    )
+    build_record_program(name, link, opt)
 }
 
 fn record(inv: &Invocation, dir: &Path) -> testsuite::Outcome {

@@ -5,15 +5,11 @@
 //! `DGAD_TAPE_LIMIT` stops a recording cleanly. Tests run as root as well
 //! (where permission checks do not apply, "another user" is `nobody`).
 
-use std::ffi::OsString;
 use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use testsuite::derivatives::eval_values;
-use testsuite::{
-    build_program_at, programs_dir, run_under_dgad, workspace_root, Compiler, Invocation, OptLevel,
-    Outcome, ScratchDir,
-};
+use testsuite::{build_record_program, run_under_dgad, Invocation, OptLevel, Outcome, ScratchDir};
 
 /// The user id of `nobody`, the "other user" of these tests when they run
 /// as root (otherwise root is the other user, and files cannot be given
@@ -31,16 +27,7 @@ fn running_as_root() -> bool {
 }
 
 fn build(name: &str) -> PathBuf {
-    static BUILDING: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _guard = BUILDING.lock().unwrap_or_else(|e| e.into_inner());
-    let include: OsString = format!("-I{}", workspace_root().join("include").display()).into();
-    build_program_at(
-        &programs_dir().join("record").join(name),
-        Compiler::Gcc,
-        OptLevel::O3,
-        &[include],
-        &[],
-    )
+    build_record_program(name, &[], OptLevel::O3)
 }
 
 fn record_with(inv: &Invocation, dir: &Path, extra: &[(&str, &str)]) -> Outcome {

@@ -2,25 +2,14 @@
 //! (issue 16, point 4): structures system calls fill are passive
 //! afterwards, and writers dgad cannot follow are reported once.
 
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use testsuite::derivatives::eval_values;
 use testsuite::{
-    build_program_at, programs_dir, run_native, run_under_dgad, workspace_root, Compiler,
-    Invocation, OptLevel, Outcome, ScratchDir,
+    build_record_program, run_native, run_under_dgad, Invocation, OptLevel, Outcome, ScratchDir,
 };
 
 fn build(name: &str) -> PathBuf {
-    static BUILDING: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _guard = BUILDING.lock().unwrap_or_else(|e| e.into_inner());
-    let include: OsString = format!("-I{}", workspace_root().join("include").display()).into();
-    build_program_at(
-        &programs_dir().join("record").join(name),
-        Compiler::Gcc,
-        OptLevel::O3,
-        &[include],
-        &[],
-    )
+    build_record_program(name, &[], OptLevel::O3)
 }
 
 /// Records `inv` into `dir`; it must succeed and print what it printed

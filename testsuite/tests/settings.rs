@@ -3,12 +3,10 @@
 //! one, an unknown `DGAD_` name is warned about, and a program that marks
 //! inputs while nothing records is told so.
 
-use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use testsuite::derivatives::eval_values;
 use testsuite::{
-    build_program_at, programs_dir, run_native, run_under_dgad, workspace_root, Compiler,
-    Invocation, OptLevel, Outcome, ScratchDir,
+    build_record_program, run_native, run_under_dgad, Invocation, OptLevel, Outcome, ScratchDir,
 };
 
 /// The switches of `preload/src/settings.rs`.
@@ -23,16 +21,7 @@ const SWITCHES: [&str; 5] = [
 /// `marks_inputs.c`: 3 inputs by `DG_INPUTF` and one by `dgad_input`, their
 /// product as the output.
 fn marks_inputs() -> Invocation {
-    static BUILDING: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _guard = BUILDING.lock().unwrap_or_else(|e| e.into_inner());
-    let include: OsString = format!("-I{}", workspace_root().join("include").display()).into();
-    let exe: PathBuf = build_program_at(
-        &programs_dir().join("record").join("marks_inputs.c"),
-        Compiler::Gcc,
-        OptLevel::O3,
-        &[include],
-        &[],
-    );
+    let exe = build_record_program("marks_inputs.c", &[], OptLevel::O3);
     Invocation::new(exe).arg("3")
 }
 
