@@ -161,10 +161,7 @@ impl Tool for NullTool {
             return;
         }
         let mut b = [0u8; 16];
-        let rax = ctx.regs.gpr[crate::context::reg::RAX];
-        // SAFETY: b is a local of the copied length; a bad guest pointer
-        // is recovered.
-        if !unsafe { crate::sys::safe_copy(b.as_mut_ptr(), rax as *const u8, b.len()) } {
+        if !crate::guest_mem::read_mem(ctx.regs.gpr[crate::context::reg::RAX], &mut b) {
             return;
         }
         let word = |i: usize| u64::from_le_bytes(b[8 * i..8 * i + 8].try_into().unwrap());
