@@ -9,6 +9,7 @@
 //! `DG_SET_DOTVALUE`/`DG_GET_DOTVALUE` ([`client`]).
 
 pub mod client;
+pub mod files;
 pub mod math;
 pub mod mode;
 pub mod tool;
@@ -28,6 +29,8 @@ pub struct ThreadState {
     pub rule_memory: RuleMemory,
     /// Tangents handed to the libm wrappers by handle ([`math`]).
     pub handles: math::Handles,
+    /// The latest tokens of the recording requests ([`client`]).
+    pub marks: client::Marks,
 }
 
 const _: () = {
