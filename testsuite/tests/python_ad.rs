@@ -515,6 +515,26 @@ fn regression_issue16_python_float_equal_to_minus_one_is_reported() {
 // dgad.grad and the package without its client library
 // ---------------------------------------------------------------------------
 
+/// Asserts that a checks script (`ok ...` / `WRONG ...` lines, then `END
+/// <name>`) completed with every check right.
+fn assert_checks_pass(name: &str, how: &str, invocation: &Invocation, outcome: &Outcome) {
+    let stdout = outcome.stdout_text();
+    let wrong: Vec<&str> = stdout.lines().filter(|l| l.starts_with("WRONG")).collect();
+    assert!(
+        outcome.status.success()
+            && stdout.lines().last() == Some(&format!("END {name}"))
+            && wrong.is_empty(),
+        "`{}` ({how}) failed{}:\n{}",
+        invocation.display(),
+        if wrong.is_empty() {
+            String::new()
+        } else {
+            format!(", {} wrong:\n{}", wrong.len(), wrong.join("\n"))
+        },
+        text(outcome)
+    );
+}
+
 /// dgad.grad, value_and_grad and jacobian from a native script (each runs a
 /// recording child), and their errors.
 #[test]
@@ -525,15 +545,53 @@ fn python_ad_grad() {
         .arg(dgad_lib())
         .arg(dg_eval());
     let outcome = run_native(&invocation, None);
-    let stdout = outcome.stdout_text();
+    assert_checks_pass("grad_checks", "natively", &invocation, &outcome);
+}
+
+/// Forward mode inside the process (`DGAD_MODE=dot`): `dot_checks.py` sets
+/// and reads dot values of floats, numpy scalars and arrays of float64,
+/// float32 and longdouble (strided, Fortran-ordered), array.array and
+/// lists, and checks the dot values of pure-Python, math, numpy elementwise
+/// and linear-algebra results against the analytic derivatives along the
+/// seeded directions. Natively the same script checks that every dot value
+/// reads 0.0 and that values are left alone.
+#[test]
+fn python_ad_dot_mode() {
+    numpy_available();
+    let invocation = python_invocation()
+        .current_dir(ad_dir())
+        .arg("dot_checks.py");
+    let native = run_native(&invocation, None);
+    assert_checks_pass("dot_checks", "natively", &invocation, &native);
     assert!(
-        outcome.status.success()
-            && stdout.lines().last() == Some("END grad_checks")
-            && !stdout.contains("WRONG"),
-        "`{}` failed:\n{}",
-        invocation.display(),
-        text(&outcome)
+        native.stdout_text().starts_with("mode native\n"),
+        "{}",
+        text(&native)
     );
+    let dot = run_under_dgad(&invocation, None, &[("DGAD_MODE", "dot")]);
+    assert_checks_pass("dot_checks", "under DGAD_MODE=dot", &invocation, &dot);
+    assert!(
+        dot.stdout_text().starts_with("mode dot\n"),
+        "under DGAD_MODE=dot, dgad.mode() must be \"dot\":\n{}",
+        text(&dot)
+    );
+}
+
+/// dgad.jvp in forward mode (a child under `DGAD_MODE=dot`) and through the
+/// tape (a recording and `dg-eval --forward`): pure Python and math, numpy
+/// float64 elementwise functions and linear algebra, float32 and longdouble
+/// arrays, each product against the analytic J·v and the two modes against
+/// each other; the default mode, a direction of the wrong length.
+#[test]
+fn python_ad_jvp() {
+    numpy_available();
+    let invocation = python_invocation()
+        .current_dir(ad_dir())
+        .arg("jvp_checks.py")
+        .arg(dgad_lib())
+        .arg(dg_eval());
+    let outcome = run_native(&invocation, None);
+    assert_checks_pass("jvp_checks", "natively", &invocation, &outcome);
 }
 
 /// Without the client library the package is a no-op natively, and refuses
