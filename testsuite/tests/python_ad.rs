@@ -21,6 +21,11 @@
 //! without its client library, and the 2-D Burgers benchmark in C++ and
 //! Python, whose values and gradients must agree.
 //!
+//! Forward mode (`DGAD_MODE=dot`): dot values set and read from Python on
+//! every kind of value (`dot_checks.py`), derivatives in the process against
+//! analytic ones, `dgad.jvp` in both its modes (`jvp_checks.py`), and the
+//! Burgers benchmark's dot value against the tape's forward sweep.
+//!
 //! `cargo test -p testsuite --test python_ad` (needs `target/release/libdgad.so`
 //! and `dg-eval`, python3 with numpy, gcc, g++).
 
@@ -722,6 +727,59 @@ fn python_ad_burgers() {
         assert!(
             close(forward, sum, 1e-12),
             "{label}: the forward sweep along all-ones gives {forward:?}, the gradient's sum is {sum:?}"
+        );
+    }
+}
+
+/// The value `<program>: dot <value>` on a run's stderr.
+fn reported_dot(label: &str, outcome: &Outcome) -> f64 {
+    let stderr = String::from_utf8_lossy(&outcome.stderr);
+    let value = stderr
+        .lines()
+        .find_map(|line| line.strip_prefix("burgers: dot "))
+        .unwrap_or_else(|| panic!("{label}: no `burgers: dot` line:\n{}", text(outcome)));
+    value
+        .trim()
+        .parse()
+        .unwrap_or_else(|e| panic!("{label}: `burgers: dot {value}`: {e}"))
+}
+
+/// The Burgers benchmark in forward mode: C++ and Python, every initial
+/// value seeded with dot value 1 (the programs do it under `DGAD_MODE=dot`),
+/// print what they print natively, and the norm's dot value equals the C++
+/// recording's forward sweep along all-ones.
+#[test]
+fn python_ad_burgers_dot_mode() {
+    const N: usize = 6;
+    const STEPS: &str = "4";
+    let n = N.to_string();
+    let binary = build_program_at(
+        &workspace_root().join("testsuite/benchmarks/burgers.cpp"),
+        Compiler::Gcc,
+        OptLevel::O3,
+        &["-I".into(), include_dir().into()],
+        &[],
+    );
+    let cxx = Invocation::new(&binary).args([n.as_str(), STEPS]);
+    let py = python_invocation()
+        .arg(workspace_root().join("testsuite/benchmarks/burgers.py"))
+        .args([n.as_str(), STEPS]);
+    let (_, _, tape_forward) = record_burgers("cxx", &cxx, 2 * N * N);
+    for (label, invocation) in [("C++", &cxx), ("Python", &py)] {
+        let native = run_native(invocation, None);
+        let dot = run_under_dgad(invocation, None, &[("DGAD_MODE", "dot")]);
+        assert!(
+            dot.status.success() && dot.stdout == native.stdout,
+            "{label} under DGAD_MODE=dot does not print what the native run prints:\n\
+             --- native ---\n{}\n--- dot mode ---\n{}",
+            text(&native),
+            text(&dot)
+        );
+        let value = reported_dot(label, &dot);
+        assert!(
+            close(value, tape_forward, 1e-12),
+            "{label}: the norm's dot value along all-ones is {value:?}, the tape's forward \
+             sweep gives {tape_forward:?}"
         );
     }
 }
