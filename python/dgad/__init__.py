@@ -233,7 +233,11 @@ class _Layout:
 
 def _array_layout(a, function_name, writable):
     """The layout of `a`, a numpy array (or anything with
-    __array_interface__) or an array.array; None for anything else."""
+    __array_interface__) or an array.array; None for anything else, numpy
+    scalars included (their __array_interface__ describes a copy)."""
+    np = _numpy()
+    if np is not None and isinstance(a, np.generic):
+        return None
     interface = getattr(a, "__array_interface__", None)
     if interface is not None:
         typestr = interface["typestr"]
