@@ -15,7 +15,7 @@ final norm's dot value printed on stderr):
 
 Native and dot runs alternate (the order swapping every round); the table
 gives the median of --repeat runs each, their ratio, and the peak RSS of
-the process (ru_maxrss from wait4). Every dot run must print the native
+the process (GNU time's %M, its ru_maxrss). Every dot run must print the native
 run's stdout. Then, at small sizes, the dot value of each workload is
 checked against the tape's forward sweep (record mode, `dg-eval --forward`
 seeded with all-ones; tapes in target/bench/dot).
@@ -87,19 +87,27 @@ def build(no_build):
     }
 
 
+TIME = Path("/usr/bin/time")
+
+
 class Run:
-    """One finished process: wall seconds, peak RSS (KiB), outputs."""
+    """One finished process: wall seconds, peak RSS (KiB), outputs.
+
+    The peak RSS comes from /usr/bin/time (GNU time's %M, the child's
+    ru_maxrss): a child forked by this Python process itself would count
+    this process's pages, which it shares until its exec, in its peak. The
+    wall time includes time's own start, the same for both modes."""
 
     def __init__(self, command, env):
-        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+                tempfile.NamedTemporaryFile(mode="r") as rss:
             start = time.perf_counter()
-            process = subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL,
-                                       stdout=out, stderr=err)
-            _, status, usage = os.wait4(process.pid, 0)
+            self.status = subprocess.run([str(TIME), "-f", "%M", "-o", rss.name] + command,
+                                         env=env, stdin=subprocess.DEVNULL, stdout=out,
+                                         stderr=err).returncode
             self.seconds = time.perf_counter() - start
-            process.returncode = os.waitstatus_to_exitcode(status)
-            self.status = process.returncode
-            self.max_rss_kib = usage.ru_maxrss
+            lines = rss.read().split()
+            self.max_rss_kib = int(lines[-1]) if lines and lines[-1].isdigit() else 0
             out.seek(0)
             err.seek(0)
             self.stdout = out.read().decode(errors="replace")
@@ -201,6 +209,9 @@ def main():
         print("bench_dot.py: --repeat %d: medians of fewer than 5 runs are noisy"
               % args.repeat, file=sys.stderr)
 
+    if not TIME.is_file():
+        sys.exit("bench_dot.py: %s (GNU time) is needed for the peak RSS: apt-get install time"
+                 % TIME)
     commands = build(args.no_build)
     native, dot = environments()
     envs = {"native": native, "dot": dot}
@@ -236,7 +247,7 @@ def main():
     print()
     print("Command: `scripts/bench_dot.py%s%s` on this machine (%d cores), %s; "
           "median of %d alternating native/dot runs each, ratios from the same run; "
-          "peak RSS: the largest ru_maxrss of the runs."
+          "peak RSS: the largest of the runs (GNU time %%M)."
           % (" --quick" if args.quick else "",
              "" if args.repeat == 5 else " --repeat %d" % args.repeat,
              os.cpu_count(), time.strftime("%Y-%m-%d"), args.repeat))

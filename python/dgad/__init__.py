@@ -17,6 +17,10 @@ Without the preload every request is a no-op: ``input`` returns the value,
 ``output`` returns 0, the script computes as usual. ``grad(f, x)`` does the
 whole round trip (child process, record, reverse sweep) from Python.
 
+Forward mode (``DGAD_MODE=dot``) needs no tape: ``x = dgad.set_dot(x, 1.0)``
+gives a value a dot value (tangent), ``dgad.get_dot(y)`` reads a result's;
+``jvp(f, x, v)`` runs ``f`` so in a child process.
+
 How it works: a Python float is a PyFloatObject whose ``ob_fval`` field
 holds the double. ``input`` makes a new float object and issues Derivgrind's
 client requests on the address of its ``ob_fval``, which gives that memory a

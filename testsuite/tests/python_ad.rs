@@ -454,6 +454,116 @@ fn check_suites(run: &str, suites: &str, env: &[(&str, &str)]) {
     }
 }
 
+/// What is wrong with one case computed in forward mode: its values
+/// against the native run's, its Jacobian (from dot values, column by
+/// column) against the analytic one.
+fn forward_case_problems(native: &Case, dot: &Case) -> Vec<String> {
+    if dot.name != native.name || dot.outputs != native.outputs {
+        return vec![format!(
+            "forward mode ran case {} with {} outputs, natively {} with {}",
+            dot.name, dot.outputs, native.name, native.outputs
+        )];
+    }
+    if native.jacobian.len() != native.outputs
+        || dot.jacobian.len() != native.outputs
+        || dot.values.len() != native.outputs
+        || dot.jacobian.iter().any(|r| r.len() != native.inputs)
+    {
+        return vec![format!(
+            "the Jacobians (analytic {} rows, forward mode {} rows) or values ({}) do not \
+             have {} rows of {} columns",
+            native.jacobian.len(),
+            dot.jacobian.len(),
+            dot.values.len(),
+            native.outputs,
+            native.inputs
+        )];
+    }
+    let t = native.tolerance;
+    let mut problems = Vec::new();
+    for k in 0..native.outputs {
+        if !close(dot.values[k], native.values[k], t) {
+            problems.push(format!(
+                "output {k}: value in forward mode {:?}, native {:?}",
+                dot.values[k], native.values[k]
+            ));
+        }
+        for (i, (&d, &expected)) in dot.jacobian[k].iter().zip(&native.jacobian[k]).enumerate() {
+            if !close(d, expected, t) {
+                problems.push(format!(
+                    "d out{k} / d in{i} = {d:?} in forward mode, analytic {expected:?}"
+                ));
+            }
+        }
+    }
+    problems
+}
+
+/// Runs the driver on `suites` natively with `--expect` and under
+/// `DGAD_MODE=dot` with `--dot`, where every case runs once per input with
+/// that input's unit vector as dot values; checks each case's values and
+/// Jacobian (the results' dot values) against the native values and the
+/// analytic Jacobian.
+fn check_suites_dot_mode(suites: &str) {
+    let invocation = python_invocation()
+        .current_dir(ad_dir())
+        .args(["driver.py", suites]);
+    let native = run_native(&invocation.clone().arg("--expect"), None);
+    let (native_mode, native_cases) = parse_driver(&native.stdout_text()).unwrap_or_else(|e| {
+        panic!(
+            "the NATIVE run of the {suites} suites failed: {e}\n{}",
+            text(&native)
+        )
+    });
+    assert!(
+        native.status.success() && native_mode == "native",
+        "the native run of the {suites} suites failed (mode {native_mode:?}):\n{}",
+        text(&native)
+    );
+    let dot_invocation = invocation.clone().arg("--dot");
+    let dot = run_under_dgad(&dot_invocation, None, &[("DGAD_MODE", "dot")]);
+    let (dot_mode, dot_cases) = parse_driver(&dot.stdout_text()).unwrap_or_else(|e| {
+        panic!(
+            "the {suites} suites under DGAD_MODE=dot failed: {e}\n{}",
+            text(&dot)
+        )
+    });
+    assert!(
+        dot.status.success() && dot_mode == "dot",
+        "the {suites} suites under DGAD_MODE=dot failed (mode {dot_mode:?}):\n{}",
+        text(&dot)
+    );
+    assert_eq!(
+        dot_cases.len(),
+        native_cases.len(),
+        "forward mode ran {} cases, natively {}",
+        dot_cases.len(),
+        native_cases.len()
+    );
+    let mut failures = String::new();
+    for (native_case, dot_case) in native_cases.iter().zip(&dot_cases) {
+        let problems = forward_case_problems(native_case, dot_case);
+        if !problems.is_empty() {
+            let _ = writeln!(failures, "{}:", native_case.name);
+            for p in problems.iter().take(6) {
+                let _ = writeln!(failures, "    {p}");
+            }
+            if problems.len() > 6 {
+                let _ = writeln!(failures, "    ... {} more", problems.len() - 6);
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "wrong values or derivatives in forward mode:\n{failures}run: cd {} && DGAD_MODE=dot \
+         LD_PRELOAD={} {}\n--- stderr ---\n{}",
+        ad_dir().display(),
+        dgad_lib().display(),
+        dot_invocation.display(),
+        last_lines(&String::from_utf8_lossy(&dot.stderr), 20)
+    );
+}
+
 /// The four operations, powers, abs, min/max, the math module, loops,
 /// recursion, lists, sum, functools.reduce.
 #[test]
@@ -468,6 +578,21 @@ fn python_ad_scalar() {
 fn python_ad_numpy() {
     numpy_available();
     check_suites("default", "numpy64,numpy32,api", &[]);
+}
+
+/// The scalar suite in forward mode: each case's Jacobian from dot values.
+#[test]
+fn python_ad_scalar_dot_mode() {
+    check_suites_dot_mode("scalar");
+}
+
+/// The numpy float64 and float32 suites in forward mode, with dgad's
+/// default CPU model. (The API suite's checks are record mode's; the API in
+/// forward mode is `dot_checks.py`'s.)
+#[test]
+fn python_ad_numpy_dot_mode() {
+    numpy_available();
+    check_suites_dot_mode("numpy64,numpy32");
 }
 
 /// The numpy suites with the CPU reported as it is (DGAD_CPUID=native): on
