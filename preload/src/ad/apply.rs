@@ -915,7 +915,13 @@ fn bit_logic(ctx: &mut ThreadCtx, m: &dyn Mode, insn: &Instruction, op: LogicOp)
                     // 32; or rcx, rax`). The low word of a double with
                     // another high word above it is not the double
                     // (fdlibm's `SET_HIGH_WORD`: another exponent).
-                    _ if gpr && !lanes.active_low_words_narrow(&m.memory_ref(ctx).narrow, off) => {
+                    _ if gpr
+                        && !lanes.active_low_words_narrow(
+                            &m.memory_ref(ctx).narrow,
+                            off,
+                            !m.granules_tell_layout(),
+                        ) =>
+                    {
                         unfollowed |= combines;
                         continue;
                     }
@@ -1018,11 +1024,18 @@ impl LogicLanes {
     }
 
     /// Whether every index in the low words of the lane at `off` is known
-    /// to be a float's or an x87 value's ([`NarrowValues`]).
-    fn active_low_words_narrow(&self, narrow: &NarrowValues, off: usize) -> bool {
+    /// to be a float's or an x87 value's ([`NarrowValues`]). `filled`: the
+    /// shadow is a tangent, which fills its value's bytes, so a zero low
+    /// word under an active high one is a double's (tangent 1.0), not a
+    /// passive word.
+    fn active_low_words_narrow(&self, narrow: &NarrowValues, off: usize, filled: bool) -> bool {
         self.operands.iter().all(|(_, sh)| {
             let i = Self::index(sh, off);
-            i == 0 || narrow.holds(i)
+            if filled && sh[off..off + 8] != [0; 8] {
+                i != 0 && narrow.holds(i)
+            } else {
+                i == 0 || narrow.holds(i)
+            }
         })
     }
 
