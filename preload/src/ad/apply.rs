@@ -266,15 +266,23 @@ pub struct NarrowValues {
 
 const NARROW_VALUES: usize = 1024;
 
+/// The slot of `key` in a direct-mapped table of `n` (a power of two)
+/// slots: a multiplicative hash, since dot mode's keys are tangents' bits,
+/// whose low bits are zero for round numbers (1.0f and 2.0f would share
+/// every slot of `key % n`).
+fn slot(key: u32, n: usize) -> usize {
+    (key.wrapping_mul(0x9e37_79b1) >> (32 - n.trailing_zeros())) as usize
+}
+
 impl NarrowValues {
     /// Notes that `index` is a float's or an x87 value's.
     pub fn note(&mut self, index: u32) {
-        self.keys[index as usize % NARROW_VALUES] = index;
+        self.keys[slot(index, NARROW_VALUES)] = index;
     }
 
     /// Whether `index` is known to be a float's or an x87 value's.
     pub fn holds(&self, index: u32) -> bool {
-        index != 0 && self.keys[index as usize % NARROW_VALUES] == index
+        index != 0 && self.keys[slot(index, NARROW_VALUES)] == index
     }
 }
 
@@ -311,14 +319,14 @@ const SHIFTER_SUMS: usize = 256;
 impl ShifterSums {
     /// Notes that `index` is a sum that added `shifter`.
     pub fn remember(&mut self, index: u32, shifter: f64) {
-        let slot = index as usize % SHIFTER_SUMS;
+        let slot = slot(index, SHIFTER_SUMS);
         self.keys[slot] = index;
         self.shifters[slot] = shifter;
     }
 
     /// The shifter the sum `index` added, if it is remembered.
     pub fn shifter_of(&self, index: u32) -> Option<f64> {
-        let slot = index as usize % SHIFTER_SUMS;
+        let slot = slot(index, SHIFTER_SUMS);
         (index != 0 && self.keys[slot] == index).then_some(self.shifters[slot])
     }
 }
@@ -878,6 +886,10 @@ fn bit_logic(ctx: &mut ThreadCtx, m: &dyn Mode, insn: &Instruction, op: LogicOp)
     let mut emit = |ctx: &mut ThreadCtx, off: usize, width: usize, out: &mut [u8; 64]| {
         let idx = match lanes.lane(ctx, m, off, width) {
             LaneRule::Index(i) => Some(i),
+            LaneRule::Bytes(b) => {
+                out[off..off + width].copy_from_slice(&b[..width]);
+                return;
+            }
             LaneRule::NotATrick | LaneRule::OutOfRange => None,
         };
         warned_unknown |= idx.is_none();
@@ -909,6 +921,10 @@ fn bit_logic(ctx: &mut ThreadCtx, m: &dyn Mode, insn: &Instruction, op: LogicOp)
                         m.write(&mut out[off..off + 8], Elem::F64, idx);
                         continue;
                     }
+                    LaneRule::Bytes(b) => {
+                        out[off..off + 8].copy_from_slice(&b);
+                        continue;
+                    }
                     // In a general register, the low word alone is the value
                     // only for a float, or the significand word of an x87
                     // value (put together again from its words: `shl rax,
@@ -920,6 +936,7 @@ fn bit_logic(ctx: &mut ThreadCtx, m: &dyn Mode, insn: &Instruction, op: LogicOp)
                             &m.memory_ref(ctx).narrow,
                             off,
                             !m.granules_tell_layout(),
+                            combines,
                         ) =>
                     {
                         unfollowed |= combines;
@@ -990,6 +1007,8 @@ fn bit_logic(ctx: &mut ThreadCtx, m: &dyn Mode, insn: &Instruction, op: LogicOp)
 enum LaneRule {
     /// The result's shade.
     Index(Shade),
+    /// The result's shadow bytes, exactly (`Mode::signed_copy`).
+    Bytes([u8; 8]),
     /// Active data went into logic that is neither a sign-bit trick nor a
     /// scaling of one operand's significand.
     NotATrick,
@@ -1025,14 +1044,23 @@ impl LogicLanes {
 
     /// Whether every index in the low words of the lane at `off` is known
     /// to be a float's or an x87 value's ([`NarrowValues`]). `filled`: the
-    /// shadow is a tangent, which fills its value's bytes, so a zero low
-    /// word under an active high one is a double's (tangent 1.0), not a
-    /// passive word.
-    fn active_low_words_narrow(&self, narrow: &NarrowValues, off: usize, filled: bool) -> bool {
-        self.operands.iter().all(|(_, sh)| {
+    /// shadow is a tangent, which fills its value's bytes: a zero low word
+    /// under an active high one is a double's (tangent 1.0), not a passive
+    /// word — unless the data's low word is zero too and the logic puts
+    /// parts together (`combines`: `or`, `xor`): the upper part of a value
+    /// being reassembled (`shl rax, 32; or rcx, rax`).
+    fn active_low_words_narrow(
+        &self,
+        narrow: &NarrowValues,
+        off: usize,
+        filled: bool,
+        combines: bool,
+    ) -> bool {
+        self.operands.iter().all(|(d, sh)| {
             let i = Self::index(sh, off);
-            if filled && sh[off..off + 8] != [0; 8] {
-                i != 0 && narrow.holds(i)
+            let upper_part = combines && Self::index(d, off) == 0;
+            if filled && i == 0 && sh[off..off + 8] != [0; 8] && !upper_part {
+                false
             } else {
                 i == 0 || narrow.holds(i)
             }
@@ -1117,7 +1145,13 @@ impl LogicLanes {
                 self.eval(&probe_vals) & mask & !sign == probe & !sign
             };
             if result & !sign == x & !sign && probes.iter().all(|&p| keeps_probe(p)) {
-                let p = if (result ^ x) & sign == 0 { 1.0 } else { -1.0 };
+                let negate = (result ^ x) & sign != 0;
+                let mut b = [0u8; 8];
+                let (_, sh) = &self.operands[k];
+                if m.signed_copy(&sh[off..off + width], negate, &mut b[..width]) {
+                    return LaneRule::Bytes(b);
+                }
+                let p = if negate { -1.0 } else { 1.0 };
                 return LaneRule::Index(result_index(ctx, m, ik, p, Shade::PASSIVE, 0.0));
             }
         }

@@ -29,8 +29,7 @@ use crate::context::ThreadCtx;
 use rewriter::semantics::Elem;
 
 /// One lane's derivative, as a mode sees it: a tape index (record) or the
-/// bits of an `f64` tangent (dot). All zero, or a tangent of −0, is
-/// passive.
+/// bits of an `f64` tangent (dot). All zero bits are passive.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Shade(pub u64);
 
@@ -40,7 +39,7 @@ impl Shade {
 
     /// Whether the lane carries a derivative.
     pub fn is_active(self) -> bool {
-        self.0 << 1 != 0
+        self.0 != 0
     }
 }
 
@@ -82,6 +81,15 @@ pub trait Mode: Sync {
     /// zeros after it, so an active second granule means two floats, not
     /// a double; a tangent fills every byte of its value.
     fn granules_tell_layout(&self) -> bool;
+
+    /// Writes into `out` the shadow of ±(the value whose shadow is `sh`),
+    /// negated with `negate`, without going through a shade, and returns
+    /// true; false when the mode records such a result as any other
+    /// (record mode: a block with partial ±1). Dot mode copies the
+    /// tangent's bytes, flipping its sign bit: exact for any word of a
+    /// tangent, which a shade's conversion to `f64` would not keep
+    /// (signalling-NaN patterns in a word of a wider tangent).
+    fn signed_copy(&self, sh: &[u8], negate: bool, out: &mut [u8]) -> bool;
 }
 
 /// The first four bytes of `s` written as a value of type `elem`: what a

@@ -70,7 +70,7 @@ pub fn handle(ctx: &mut ThreadCtx) {
                         && shadowmem::is_app_range(daddr, daddr + width(e) as u64) =>
                 {
                     if args[0] == SET_DOTVALUE {
-                        set_dot(addr, daddr, e);
+                        set_dot(ctx, addr, daddr, e);
                     } else {
                         get_dot(addr, daddr, e);
                     }
@@ -121,11 +121,12 @@ pub fn handle(ctx: &mut ThreadCtx) {
 
 /// The tangent of the variable at `addr` becomes the value of the
 /// program's variable at `daddr` (same type).
-fn set_dot(addr: u64, daddr: u64, e: Elem) {
+fn set_dot(ctx: &mut ThreadCtx, addr: u64, daddr: u64, e: Elem) {
     let mut v = [0u8; 10];
     if !read_mem(daddr, &mut v[..width(e)]) {
         return;
     }
+    note_narrow(ctx, &v, e);
     // SAFETY: `addr` is in application memory (checked by the caller),
     // whose shadow is mapped read-write; the tangent has the value's
     // format, so its bytes are the seed's.
@@ -244,12 +245,13 @@ fn tangent_at(addr: u64, e: Elem) -> f64 {
 }
 
 /// Gives the variable at `addr` of type `e` tangent `t`.
-fn set_tangent(addr: u64, e: Elem, t: f64) {
+fn set_tangent(ctx: &mut ThreadCtx, addr: u64, e: Elem, t: f64) {
     if !shadowmem::is_app_range(addr, addr + width(e) as u64) {
         return;
     }
     let mut b = [0u8; 10];
     store(&mut b[..width(e)], e, t);
+    note_narrow(ctx, &b, e);
     // SAFETY: as in `tangent_at`.
     unsafe {
         core::ptr::copy_nonoverlapping(b.as_ptr(), shadowmem::shadow_of(addr) as *mut u8, width(e))
@@ -326,7 +328,7 @@ fn set_index(ctx: &mut ThreadCtx, addr: u64, token: u64) {
         }
         Mark::Tangent(t, value) => {
             if let Some(e) = elem_holding(addr, value) {
-                set_tangent(addr, e, t);
+                set_tangent(ctx, addr, e, t);
             }
         }
         // Index 0 (a passive copy) and unknown indices: a tangent has no
@@ -340,7 +342,7 @@ fn index_to_file(ctx: &mut ThreadCtx, which: u64, token: u64) {
     match (which, ctx.dot_ref().marks.get(token)) {
         (0, Mark::InputAt(addr, e)) => {
             if let Some(seed) = files::next_input_seed() {
-                set_tangent(addr, e, seed);
+                set_tangent(ctx, addr, e, seed);
             }
         }
         (0, _) => {
@@ -350,5 +352,16 @@ fn index_to_file(ctx: &mut ThreadCtx, which: u64, token: u64) {
         }
         (_, Mark::Tangent(t, _)) => files::output(t),
         (_, _) => files::output(0.0),
+    }
+}
+
+/// A float's or an x87 value's tangent (its bytes `t`) set here is noted
+/// as a narrow value's (`ad::apply::NarrowValues`), as record mode notes
+/// such inputs: put together again from 32-bit words in a general
+/// register, it keeps its tangent.
+fn note_narrow(ctx: &mut ThreadCtx, t: &[u8; 10], e: Elem) {
+    let word = u32::from_le_bytes(t[..4].try_into().unwrap());
+    if e != Elem::F64 && word != 0 {
+        ctx.dot().rule_memory.narrow.note(word);
     }
 }

@@ -18,13 +18,10 @@ pub fn tangent(s: Shade) -> f64 {
     f64::from_bits(s.0)
 }
 
-/// The shade of tangent `t` (0 and −0 are passive).
+/// The shade of tangent `t` (+0 is passive; −0 is kept, so that a word
+/// 0x8000_0000 of a wider tangent, read as a float, survives).
 pub fn shade(t: f64) -> Shade {
-    if t == 0.0 {
-        Shade::PASSIVE
-    } else {
-        Shade(t.to_bits())
-    }
+    Shade(t.to_bits())
 }
 
 /// Reads a tangent stored as a value of type `elem` (missing bytes are 0).
@@ -162,6 +159,16 @@ impl Mode for DotMode {
     fn granules_tell_layout(&self) -> bool {
         false
     }
+
+    fn signed_copy(&self, sh: &[u8], negate: bool, out: &mut [u8]) -> bool {
+        out.copy_from_slice(sh);
+        if negate && sh.iter().any(|&b| b != 0) {
+            if let Some(top) = out.last_mut() {
+                *top ^= 0x80;
+            }
+        }
+        true
+    }
 }
 
 #[cfg(test)]
@@ -191,6 +198,6 @@ mod tests {
         assert_eq!(load(&b, Elem::F32), 0.5);
         store(&mut b, Elem::F64, -3.25);
         assert_eq!(load(&b, Elem::F64), -3.25);
-        assert!(!shade(-0.0).is_active());
+        assert!(!shade(0.0).is_active());
     }
 }

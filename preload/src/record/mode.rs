@@ -60,4 +60,8 @@ impl Mode for RecordMode {
     fn granules_tell_layout(&self) -> bool {
         true
     }
+
+    fn signed_copy(&self, _sh: &[u8], _negate: bool, _out: &mut [u8]) -> bool {
+        false
+    }
 }
