@@ -4,7 +4,7 @@
 //! fails, and fails the suite once it passes (remove its entry then). Every
 //! `reason` must also appear, word for word, in `docs/limitations.md`, and
 //! every pattern (`*` matches any characters, e.g.
-//! `record::fma_call::*_long_double` or `record::*::fortran_*`) must match
+//! `record::fma_call::*_long_double` or `dot::*::fortran_*`) must match
 //! some test of the full matrix (with the `record-matrix` feature on);
 //! `meta::expected_failures` checks both. The type and the checks are in
 //! `src/harness.rs`.
