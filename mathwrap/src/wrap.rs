@@ -18,17 +18,20 @@ use core::arch::global_asm;
 
 /// What the wrappers need from the runtime, for the calling thread.
 pub trait Host {
-    /// The index of the value in lane 0 of vector register `reg`.
-    fn vec_index(reg: usize) -> u32;
-    /// Sets lane 0 of vector register `reg` to `index` and clears the rest
-    /// of its shadow.
-    fn set_vec_index(reg: usize, index: u32);
-    /// The 16 index granules of vector register `reg` (one per 4 bytes).
-    fn vec_indices(reg: usize) -> [u32; 16];
-    /// Sets the 16 index granules of vector register `reg`.
-    fn set_vec_indices(reg: usize, indices: &[u32; 16]);
-    /// The index of the value at guest address `addr`.
-    fn mem_index(addr: u64) -> u32;
+    /// The index of the `bytes`-byte value in lane 0 of vector register
+    /// `reg`. An index names a derivative: a tape block (record mode) or
+    /// whatever the host keeps it as (dot mode: a tangent); 0 is none.
+    fn vec_index(reg: usize, bytes: usize) -> u32;
+    /// Sets lane 0 (`bytes` wide) of vector register `reg` to `index` and
+    /// clears the rest of its shadow.
+    fn set_vec_index(reg: usize, bytes: usize, index: u32);
+    /// The indices of the `64 / lane_bytes` lanes of vector register `reg`.
+    fn vec_lanes(reg: usize, lane_bytes: usize) -> [u32; 16];
+    /// Sets the lanes of vector register `reg` (the register's whole
+    /// shadow).
+    fn set_vec_lanes(reg: usize, lane_bytes: usize, indices: &[u32; 16]);
+    /// The index of the `bytes`-byte value at guest address `addr`.
+    fn mem_index(addr: u64, bytes: usize) -> u32;
     /// Sets the shadow of the `bytes` bytes at `addr`: `index` for the
     /// value, nothing active in the rest.
     fn set_mem_index(addr: u64, bytes: usize, index: u32);
@@ -203,7 +206,7 @@ macro_rules! xmm_wrappers {
             /// The result of a call whose outputs could not be written (the
             /// program gets SIGSEGV as it returns): a passive NaN.
             fn unwritten<H: Host>() -> $t {
-                H::set_vec_index(0, 0);
+                H::set_vec_index(0, $bytes, 0);
                 <$t>::NAN
             }
 
@@ -215,58 +218,66 @@ macro_rules! xmm_wrappers {
 
             /// `R f(R)`.
             extern "C" fn unary<H: Host>(x: $t, d: &Desc) -> $t {
-                let i = H::vec_index(0);
+                let i = H::vec_index(0, $bytes);
                 let f: unsafe extern "C" fn($t) -> $t = real(d);
                 // SAFETY: calls the real function with its own argument.
                 let r = without_traps::<H, _>(d.real, || unsafe { f(x) });
-                H::set_vec_index(0, unary_index::<H, f64>(d.func, i, x as f64, r as f64));
+                H::set_vec_index(
+                    0,
+                    $bytes,
+                    unary_index::<H, f64>(d.func, i, x as f64, r as f64),
+                );
                 r
             }
 
             /// `R f(R, R)`.
             extern "C" fn binary<H: Host>(x: $t, y: $t, d: &Desc) -> $t {
-                let i = (H::vec_index(0), H::vec_index(1));
+                let i = (H::vec_index(0, $bytes), H::vec_index(1, $bytes));
                 let f: unsafe extern "C" fn($t, $t) -> $t = real(d);
                 // SAFETY: as in `unary`.
                 let r = without_traps::<H, _>(d.real, || unsafe { f(x, y) });
                 let idx = binary_index::<H, f64>(d.func, i, x as f64, y as f64, r as f64);
-                H::set_vec_index(0, idx);
+                H::set_vec_index(0, $bytes, idx);
                 r
             }
 
             /// `R fma(R, R, R)`.
             extern "C" fn fma<H: Host>(x: $t, y: $t, z: $t, d: &Desc) -> $t {
-                let i = (H::vec_index(0), H::vec_index(1), H::vec_index(2));
+                let i = (
+                    H::vec_index(0, $bytes),
+                    H::vec_index(1, $bytes),
+                    H::vec_index(2, $bytes),
+                );
                 let f: unsafe extern "C" fn($t, $t, $t) -> $t = real(d);
                 // SAFETY: as in `unary`.
                 let r = without_traps::<H, _>(d.real, || unsafe { f(x, y, z) });
-                H::set_vec_index(0, fma_index::<H, f64>(i, x as f64, y as f64));
+                H::set_vec_index(0, $bytes, fma_index::<H, f64>(i, x as f64, y as f64));
                 r
             }
 
             /// `R ldexp(R, int)`.
             extern "C" fn scale_int<H: Host>(x: $t, n: i32, d: &Desc) -> $t {
-                let i = H::vec_index(0);
+                let i = H::vec_index(0, $bytes);
                 let f: unsafe extern "C" fn($t, i32) -> $t = real(d);
                 // SAFETY: as in `unary`.
                 let r = without_traps::<H, _>(d.real, || unsafe { f(x, n) });
-                H::set_vec_index(0, scale_index::<H>(i, i64::from(n)));
+                H::set_vec_index(0, $bytes, scale_index::<H>(i, i64::from(n)));
                 r
             }
 
             /// `R scalbln(R, long)`.
             extern "C" fn scale_long<H: Host>(x: $t, n: i64, d: &Desc) -> $t {
-                let i = H::vec_index(0);
+                let i = H::vec_index(0, $bytes);
                 let f: unsafe extern "C" fn($t, i64) -> $t = real(d);
                 // SAFETY: as in `unary`.
                 let r = without_traps::<H, _>(d.real, || unsafe { f(x, n) });
-                H::set_vec_index(0, scale_index::<H>(i, n));
+                H::set_vec_index(0, $bytes, scale_index::<H>(i, n));
                 r
             }
 
             /// `R jn(int, R)`.
             extern "C" fn int_first<H: Host>(n: i32, x: $t, d: &Desc) -> $t {
-                let i = H::vec_index(0);
+                let i = H::vec_index(0, $bytes);
                 let f: unsafe extern "C" fn(i32, $t) -> $t = real(d);
                 // SAFETY: as in `unary`.
                 let r = without_traps::<H, _>(d.real, || unsafe { f(n, x) });
@@ -276,7 +287,7 @@ macro_rules! xmm_wrappers {
                     let _env = DefaultFpEnv::enter(false);
                     block::<H>(i, d.func.bessel_partial(n, x as f64), 0, 0.0)
                 };
-                H::set_vec_index(0, idx);
+                H::set_vec_index(0, $bytes, idx);
                 r
             }
 
@@ -285,14 +296,14 @@ macro_rules! xmm_wrappers {
                 if !outputs_writable::<H>(&[(e as u64, 4)]) {
                     return unwritten::<H>();
                 }
-                let i = H::vec_index(0);
+                let i = H::vec_index(0, $bytes);
                 let f: unsafe extern "C" fn($t, *mut i32) -> $t = real(d);
                 // SAFETY: as in `unary`; the pointer is the guest's.
                 let r = without_traps::<H, _>(d.real, || unsafe { f(x, e) });
                 // SAFETY: frexp just stored through it.
                 let n = unsafe { *e };
                 H::set_mem_index(e as u64, 4, 0);
-                H::set_vec_index(0, scale_index::<H>(i, -i64::from(n)));
+                H::set_vec_index(0, $bytes, scale_index::<H>(i, -i64::from(n)));
                 r
             }
 
@@ -301,13 +312,14 @@ macro_rules! xmm_wrappers {
                 if !outputs_writable::<H>(&[(ip as u64, $bytes)]) {
                     return unwritten::<H>();
                 }
-                let i = H::vec_index(0);
+                let i = H::vec_index(0, $bytes);
                 let f: unsafe extern "C" fn($t, *mut $t) -> $t = real(d);
                 // SAFETY: as in `unary`; the pointer is the guest's.
                 let r = without_traps::<H, _>(d.real, || unsafe { f(x, ip) });
                 H::set_mem_index(ip as u64, $bytes, 0);
                 H::set_vec_index(
                     0,
+                    $bytes,
                     if i == 0 {
                         0
                     } else {
@@ -322,7 +334,7 @@ macro_rules! xmm_wrappers {
                 if !outputs_writable::<H>(&[(s as u64, $bytes), (c as u64, $bytes)]) {
                     return;
                 }
-                let i = H::vec_index(0);
+                let i = H::vec_index(0, $bytes);
                 let f: unsafe extern "C" fn($t, *mut $t, *mut $t) = real(d);
                 // SAFETY: as in `unary`; the pointers are the guest's.
                 without_traps::<H, _>(d.real, || unsafe { f(x, s, c) });
@@ -345,13 +357,13 @@ macro_rules! xmm_wrappers {
                 if !outputs_writable::<H>(&[(q as u64, 4)]) {
                     return unwritten::<H>();
                 }
-                let i = (H::vec_index(0), H::vec_index(1));
+                let i = (H::vec_index(0, $bytes), H::vec_index(1, $bytes));
                 let f: unsafe extern "C" fn($t, $t, *mut i32) -> $t = real(d);
                 // SAFETY: as in `unary`; the pointer is the guest's.
                 let r = without_traps::<H, _>(d.real, || unsafe { f(x, y, q) });
                 H::set_mem_index(q as u64, 4, 0);
                 let idx = binary_index::<H, f64>(d.func, i, x as f64, y as f64, r as f64);
-                H::set_vec_index(0, idx);
+                H::set_vec_index(0, $bytes, idx);
                 r
             }
 
@@ -360,12 +372,16 @@ macro_rules! xmm_wrappers {
                 if !outputs_writable::<H>(&[(sign as u64, 4)]) {
                     return unwritten::<H>();
                 }
-                let i = H::vec_index(0);
+                let i = H::vec_index(0, $bytes);
                 let f: unsafe extern "C" fn($t, *mut i32) -> $t = real(d);
                 // SAFETY: as in `unary`; the pointer is the guest's.
                 let r = without_traps::<H, _>(d.real, || unsafe { f(x, sign) });
                 H::set_mem_index(sign as u64, 4, 0);
-                H::set_vec_index(0, unary_index::<H, f64>(d.func, i, x as f64, r as f64));
+                H::set_vec_index(
+                    0,
+                    $bytes,
+                    unary_index::<H, f64>(d.func, i, x as f64, r as f64),
+                );
                 r
             }
 
@@ -540,7 +556,7 @@ extern "C" fn finish_f80<H: Host>(
     let arg = |k: u64| {
         // SAFETY: the real function just read these argument slots.
         let bytes = unsafe { core::slice::from_raw_parts((args + 16 * k) as *const u8, 10) };
-        (F80::from_bytes(bytes), H::mem_index(args + 16 * k))
+        (F80::from_bytes(bytes), H::mem_index(args + 16 * k, 10))
     };
     let r = *result;
     let idx = match d.func.shape() {
@@ -703,26 +719,19 @@ extern "C" fn finish_vector<H: Host>(
             ))
         }
     };
-    // Index granule of lane k: doubles keep theirs in the lane's first 4 bytes.
-    let granule = |k: usize| {
-        if d.precision == Precision::F64 {
-            2 * k
-        } else {
-            k
-        }
-    };
-    let ix = H::vec_indices(0);
-    let iy = if binary { H::vec_indices(1) } else { [0; 16] };
+    let w = if d.precision == Precision::F64 { 8 } else { 4 };
+    let ix = H::vec_lanes(0, w);
+    let iy = if binary { H::vec_lanes(1, w) } else { [0; 16] };
     for k in 0..lanes {
-        let (i, j) = (ix[granule(k)], iy[granule(k)]);
+        let (i, j) = (ix[k], iy[k]);
         let (x, r) = (lane(&args[0], k), lane(result, k));
-        out[granule(k)] = if binary {
+        out[k] = if binary {
             binary_index::<H, f64>(d.func, (i, j), x, lane(&args[1], k), r)
         } else {
             unary_index::<H, f64>(d.func, i, x, r)
         };
     }
-    H::set_vec_indices(0, &out);
+    H::set_vec_lanes(0, w, &out);
 }
 
 /// Every interception: `real(symbol)` gives the addresses at which a libm

@@ -12,6 +12,8 @@ pub enum Mode {
     Null,
     /// Record a tape into `DGAD_RECORD`.
     Record,
+    /// Forward mode: tangents propagated in the run.
+    Dot,
 }
 
 /// Which CPU features the guest's `cpuid` reports.
@@ -110,9 +112,14 @@ fn read_config(envp: *const *const libc::c_char) -> Config {
     let mode = match (get("DGAD_MODE"), record) {
         (Some(b"null"), _) | (None, None) => Mode::Null,
         (Some(b"record"), Some(_)) | (None, Some(_)) => Mode::Record,
-        (Some(b"record"), None) => fail("DGAD_MODE=record needs DGAD_RECORD=DIR (where to write the tape)"),
-        (Some(b"dot"), _) => fail("DGAD_MODE=dot (forward mode) is not implemented yet; use record mode and dg-eval --forward"),
-        (Some(m), _) => fail(&format!("DGAD_MODE={} is not one of null, record, dot", String::from_utf8_lossy(m))),
+        (Some(b"record"), None) => {
+            fail("DGAD_MODE=record needs DGAD_RECORD=DIR (where to write the tape)")
+        }
+        (Some(b"dot"), _) => Mode::Dot,
+        (Some(m), _) => fail(&format!(
+            "DGAD_MODE={} is not one of null, record, dot",
+            String::from_utf8_lossy(m)
+        )),
     };
     let tape_limit = (mode == Mode::Record)
         .then(|| get("DGAD_TAPE_LIMIT"))

@@ -27,6 +27,7 @@
 //! `rewriter` crate); [`syscall`], [`signals`] and [`threads`] keep the guest's
 //! view of the kernel intact.
 
+pub mod ad;
 pub mod adopt;
 pub mod adopt_traced;
 pub mod alloc;
@@ -35,6 +36,7 @@ pub mod context;
 pub mod cpu;
 pub mod diag;
 pub mod dispatch;
+pub mod dot;
 pub mod entry;
 pub mod execenv;
 pub mod fds;

@@ -65,7 +65,7 @@ pub const SETTINGS: &[Setting] = &[
     setting(
         "DGAD_MODE",
         Kind::Choice(&["null", "record", "dot"]),
-        "null (translate only) or record (the default when DGAD_RECORD is set)",
+        "null (translate only), record (the default when DGAD_RECORD is set) or dot (forward mode)",
     ),
     setting(
         "DGAD_TAPE_LIMIT",
@@ -85,7 +85,7 @@ pub const SETTINGS: &[Setting] = &[
     setting(
         "DGAD_MATHWRAP",
         Kind::Switch { default: true },
-        "record mode: libm calls answered natively with analytic derivatives",
+        "record and dot mode: libm calls answered natively with analytic derivatives",
     ),
     setting("DGAD_LOG", Kind::Path, "debug log appended to this file"),
     setting(

@@ -222,7 +222,7 @@ pub fn handle(ctx: &mut ThreadCtx) {
     }
 }
 
-/// Record mode: whether system call `nr` (arguments `a`) would map, unmap,
+/// Tools with shadows: whether system call `nr` (arguments `a`) would map, unmap,
 /// reprotect or advise memory outside the application ranges, where the
 /// shadow memory and the reserved gaps around it lie (`shadowmem`). A
 /// `MAP_FIXED` mapping there would replace shadow pages (derivatives of
@@ -232,7 +232,7 @@ pub fn handle(ctx: &mut ThreadCtx) {
 /// refuses), with the same note: a program that insists on such an
 /// address (the Java VM's ZGC heap at 4 TiB) fails for that reason.
 fn shadow_conflict(nr: i64, a: &[u64; 7]) -> bool {
-    if crate::init::config().mode != crate::init::Mode::Record {
+    if !crate::tool::tool().has_shadows() {
         return false;
     }
     let outside =

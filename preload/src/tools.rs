@@ -18,6 +18,7 @@ pub fn for_mode(
             crate::record::init(record_dir.unwrap_or_default(), tape_limit)?;
             Ok(&crate::record::tool::RECORD)
         }
+        Mode::Dot => Ok(&crate::dot::tool::DOT),
     }
 }
 
@@ -28,7 +29,7 @@ mod tests {
     /// refer to them; a new reference from an engine file fails here.
     #[test]
     fn engine_files_do_not_name_a_tool() {
-        const TOOLS: &[&str] = &["record"];
+        const TOOLS: &[&str] = &["record", "dot"];
         let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
         let mut offences = Vec::new();
         for entry in std::fs::read_dir(&src).unwrap() {

@@ -333,6 +333,18 @@ pub fn record_plan(insn: &Instruction, flags_free: bool) -> Plan {
     Plan::Runtime
 }
 
+/// Dot mode's plan: record mode's (shadow moves and clears are the same
+/// bytes for tangents as for indices), except that arithmetic, which
+/// record mode writes to the tape inline, goes to the runtime, where the
+/// shared rules compute tangents.
+pub fn dot_plan(insn: &Instruction, flags_free: bool) -> Plan {
+    match record_plan(insn, flags_free) {
+        Plan::Arithmetic(_) => Plan::Runtime,
+        Plan::SaveFlags(p) if matches!(*p, Plan::Arithmetic(_)) => Plan::Runtime,
+        p => p,
+    }
+}
+
 /// [`Plan::AllPassive`] for `insn`: explicit register, memory (one, plain)
 /// and immediate operands only, no masking, at most 16 shadow pieces to
 /// check.

@@ -2,9 +2,9 @@
 //! runtime: the guest executed the request sequence with `rax` pointing to
 //! `{request, arg1, …, arg5}` and the default result in `rdx`.
 
-use super::guest::{read_index, read_u64, ShadowLoc};
 use super::recorder;
 use super::RecordState;
+use crate::ad::guest::{read_index, read_u64, ShadowLoc};
 use crate::context::{reg, ThreadCtx};
 use crate::tool::request::*;
 use std::sync::atomic::Ordering;
@@ -13,7 +13,7 @@ use std::sync::atomic::Ordering;
 /// `NEW_INDEX`'s pointers); a word that cannot be read is 0.
 fn load_words(addr: u64) -> [u64; 6] {
     let mut b = [0u8; 48];
-    if super::guest::read_mem(addr, &mut b) {
+    if crate::ad::guest::read_mem(addr, &mut b) {
         core::array::from_fn(|i| u64::from_le_bytes(b[8 * i..8 * i + 8].try_into().unwrap()))
     } else {
         core::array::from_fn(|i| read_u64(addr + 8 * i as u64).unwrap_or(0))
@@ -115,7 +115,7 @@ fn note_narrow_input(ctx: &mut ThreadCtx, addr: u64, index: u64) {
         return;
     }
     let mut b = [0u8; 10];
-    if !super::guest::read_mem(addr, &mut b) {
+    if !crate::ad::guest::read_mem(addr, &mut b) {
         return;
     }
     let double = f64::from_le_bytes(b[..8].try_into().unwrap());
@@ -135,5 +135,5 @@ fn set_index(ctx: &mut ThreadCtx, loc: ShadowLoc, index: u64) {
         );
         return;
     };
-    super::guest::write_shadow(ctx, loc, &i.to_le_bytes());
+    crate::ad::guest::write_shadow(ctx, loc, &i.to_le_bytes());
 }

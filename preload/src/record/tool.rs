@@ -31,9 +31,9 @@ impl Tool for RecordTool {
     }
 
     fn start(&self) -> Result<(), String> {
-        super::reserve_shadow()?;
+        crate::ad::shadow::reserve_shadow()?;
         if crate::init::config().mathwrap {
-            let n = super::math::init();
+            let n = crate::ad::libm::init::<super::math::RuntimeHost>();
             crate::log!("mathwrap: {} libm entry points answered natively", n);
         }
         Ok(())
@@ -44,7 +44,7 @@ impl Tool for RecordTool {
     }
 
     fn instruction(&self, ctx: &mut ThreadCtx, insn: &Instruction) -> After {
-        super::apply::instrument(ctx, insn)
+        crate::ad::apply::instrument(ctx, insn, &super::mode::RECORD_MODE)
     }
 
     fn client_request(&self, ctx: &mut ThreadCtx) {
@@ -52,17 +52,17 @@ impl Tool for RecordTool {
     }
 
     fn intercepted(&self, guest_pc: u64) -> Option<Interception> {
-        super::math::interception(guest_pc)
+        crate::ad::libm::interception(guest_pc)
     }
 
     /// Bytes written behind the program's back are passive.
     fn mem_written(&self, addr: u64, len: u64) {
-        super::clear_shadow(addr, len);
+        crate::ad::shadow::clear_shadow(addr, len);
     }
 
     /// The indices move with the data.
     fn mem_moved(&self, from: u64, to: u64, len: u64) {
-        super::move_shadow(from, to, len);
+        crate::ad::shadow::move_shadow(from, to, len);
     }
 
     fn thread_exiting(&self, ctx: &mut ThreadCtx) {

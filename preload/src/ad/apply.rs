@@ -7,7 +7,7 @@ use super::guest::{
     effective_address, operand_shadow, read_index, read_mem, read_shadow, reg_shadow_offset,
     st_value, vec_value, write_shadow, x87_top, ShadowLoc,
 };
-use super::{recorder, replay, RecordState, Recorder};
+use super::{elem_bytes, low_word, replay, word_elem, Mode, Shade};
 use crate::context::ThreadCtx;
 use iced_x86::{
     ConditionCode, EncodingKind, Instruction, InstructionInfoFactory, Mnemonic, OpAccess, OpKind,
@@ -25,40 +25,45 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub use crate::tool::After;
 
 /// Applies the semantics of `insn` (decoded at translation time), which is
-/// about to execute.
-pub fn instrument(ctx: &mut ThreadCtx, insn: &Instruction) -> After {
-    let Some(r) = recorder() else {
-        return After::Run;
-    };
+/// about to execute, with the derivatives of mode `m`.
+pub fn instrument(ctx: &mut ThreadCtx, insn: &Instruction, m: &dyn Mode) -> After {
     let insn = *insn;
     let mut after = After::Run;
     match semantics(insn.code()) {
-        Some(Semantics::FpArith { op, elem, shape }) => fp_arith(ctx, r, &insn, op, elem, shape),
-        Some(Semantics::FpConvert { from, to, shape }) => fp_convert(ctx, &insn, from, to, shape),
-        Some(Semantics::BitLogic(op)) => bit_logic(ctx, r, &insn, op),
-        Some(Semantics::Move) => moves(ctx, &insn),
-        Some(Semantics::Special(SpecialKind::X87)) => x87(ctx, r, &insn),
+        Some(Semantics::FpArith { op, elem, shape }) => fp_arith(ctx, m, &insn, op, elem, shape),
+        Some(Semantics::FpConvert { from, to, shape }) => {
+            fp_convert(ctx, m, &insn, from, to, shape)
+        }
+        Some(Semantics::BitLogic(op)) => bit_logic(ctx, m, &insn, op),
+        Some(Semantics::Move) => moves(ctx, m, &insn),
+        Some(Semantics::Special(SpecialKind::X87)) => x87(ctx, m, &insn),
         Some(Semantics::Special(SpecialKind::String)) => after = strings(ctx, &insn),
         Some(Semantics::Special(SpecialKind::Exchange)) => exchange(ctx, &insn),
         Some(Semantics::Special(SpecialKind::StateSave)) => super::statesave::apply(ctx, &insn),
-        Some(Semantics::NoWrite) if compares_with_constant(&insn) => equal_to_constant(ctx, &insn),
+        Some(Semantics::NoWrite) if compares_with_constant(&insn) => {
+            equal_to_constant(ctx, m, &insn)
+        }
         Some(Semantics::NoWrite) | Some(Semantics::Special(SpecialKind::Control)) => {}
         Some(Semantics::Passive)
             if byte_granular_shift(&insn)
                 || granule_shift(&insn)
                 || granule_shift_by_register(ctx, &insn) =>
         {
-            moves(ctx, &insn)
+            moves(ctx, m, &insn)
         }
-        Some(Semantics::Passive) if sign_bit_op(&insn) => sign_bit(ctx, r, &insn),
-        Some(Semantics::Passive) if magnitude_shift(&insn) => magnitude_pair(ctx, r, &insn),
-        Some(Semantics::Passive) if vector_magnitude_pair(ctx, r, &insn) => {}
-        Some(Semantics::Passive) if exponent_scaling(ctx, r, &insn) => {}
+        Some(Semantics::Passive) if sign_bit_op(&insn) => sign_bit(ctx, m, &insn),
+        Some(Semantics::Passive) if magnitude_shift(&insn) => magnitude_pair(ctx, m, &insn),
+        Some(Semantics::Passive) if vector_magnitude_pair(ctx, m, &insn) => {}
+        Some(Semantics::Passive) if exponent_scaling(ctx, m, &insn) => {}
         Some(Semantics::Passive) => {
             let report = rewriter::instrument::is_vector_integer_arithmetic(&insn)
                 && !exponent_extraction(ctx, &insn)
                 || rewriter::instrument::half_precision_conversion(&insn);
-            clear_written(ctx, &insn, report && !reads_only_shifter_sums(ctx, &insn))
+            clear_written(
+                ctx,
+                &insn,
+                report && !reads_only_shifter_sums(ctx, m, &insn),
+            )
         }
         Some(Semantics::Special(SpecialKind::GatherScatter)) => gather_scatter(ctx, &insn),
         None => clear_written(ctx, &insn, true),
@@ -165,16 +170,16 @@ pub fn partials(op: FpOp, a: f64, b: f64) -> (f64, f64) {
 pub fn shifter_addend(
     op: FpOp,
     elem: Elem,
-    (va, ia): (f64, u32),
-    (vb, ib): (f64, u32),
+    (va, ia): (f64, Shade),
+    (vb, ib): (f64, Shade),
 ) -> Option<f64> {
-    if !matches!(op, FpOp::Add | FpOp::Sub) || (ia == 0) == (ib == 0) {
+    if !matches!(op, FpOp::Add | FpOp::Sub) || ia.is_active() == ib.is_active() {
         return None;
     }
-    if op == FpOp::Sub && ia == 0 {
+    if op == FpOp::Sub && !ia.is_active() {
         return None;
     }
-    let (c, x) = if ia == 0 { (va, vb) } else { (vb, va) };
+    let (c, x) = if !ia.is_active() { (va, vb) } else { (vb, va) };
     if x.abs() > c.abs() || !is_shifter(elem, c) {
         return None;
     }
@@ -201,21 +206,22 @@ fn is_shifter(elem: Elem, c: f64) -> bool {
 /// `s + (−c)` or `c − s` of a sum `s = x + c` still remembered in
 /// [`ShifterSums`], with a passive `c` that cancels the shifter up to an
 /// integer below 2^11 (an exponent bias the kernel keeps). The result is
-/// `x` rounded to the shifter's grid: derivative 0.
+/// `x` rounded to the shifter's grid: derivative 0. Operands: value, shade
+/// and key ([`Mode::key`]).
 pub fn undoes_shift(
     sums: &ShifterSums,
     op: FpOp,
     elem: Elem,
-    (va, ia): (f64, u32),
-    (vb, ib): (f64, u32),
+    (va, ia, ka): (f64, Shade, u32),
+    (vb, ib, kb): (f64, Shade, u32),
 ) -> bool {
-    if !matches!(op, FpOp::Add | FpOp::Sub) || (ia == 0) == (ib == 0) {
+    if !matches!(op, FpOp::Add | FpOp::Sub) || ia.is_active() == ib.is_active() {
         return false;
     }
-    let (s, d, d_first) = if ia == 0 {
-        (ib, va, true)
+    let (s, d, d_first) = if !ia.is_active() {
+        (kb, va, true)
     } else {
-        (ia, vb, false)
+        (ka, vb, false)
     };
     let Some(c) = sums.shifter_of(s) else {
         return false;
@@ -228,7 +234,7 @@ pub fn undoes_shift(
     is_shifter(elem, d) && (c + added).abs() < 2048.0
 }
 
-/// Record mode, per thread (in the thread's context; all zeros is empty):
+/// Per thread (in the tool's area of the context; all zeros is empty):
 /// what rules that span two instructions remember between them.
 #[derive(Clone, Copy)]
 pub struct RuleMemory {
@@ -237,7 +243,7 @@ pub struct RuleMemory {
     /// The guest address of the `shr r, 1` that completes a sign-clearing
     /// pair whose first half ran last (`magnitude_pair`); 0: none.
     pub magnitude_pair_at: u64,
-    /// Indices of float and x87 results made here.
+    /// Low words of the shades of float and x87 results made here.
     pub narrow: NarrowValues,
     /// The index and value of the latest `NEW_INDEX` request, for the
     /// `SET_INDEX` that attaches it to a variable (`client`): its bytes
@@ -276,14 +282,15 @@ impl NarrowValues {
 /// [`NarrowValues`] when it is a float or an x87 value.
 fn typed_result_index(
     ctx: &mut ThreadCtx,
-    r: &Recorder,
+    m: &dyn Mode,
     elem: Elem,
-    (ia, pa): (u32, f64),
-    (ib, pb): (u32, f64),
-) -> u32 {
-    let idx = result_index(ctx, r, ia, pa, ib, pb);
-    if elem != Elem::F64 {
-        ctx.rec().rule_memory.narrow.note(idx);
+    (ia, pa): (Shade, f64),
+    (ib, pb): (Shade, f64),
+) -> Shade {
+    let idx = result_index(ctx, m, ia, pa, ib, pb);
+    if elem != Elem::F64 && idx.is_active() {
+        let word = low_word(m, idx, elem);
+        m.memory(ctx).narrow.note(word);
     }
     idx
 }
@@ -321,7 +328,14 @@ impl ShifterSums {
 /// the bits of `x` rounded to the shifter's grid (a table index, the
 /// quadrant, the exponent of `2^n`), a staircase whose derivative is 0,
 /// the default rule's, and nothing to report.
-fn reads_only_shifter_sums(ctx: &ThreadCtx, insn: &Instruction) -> bool {
+///
+/// Record mode's indices name their values, so each granule is looked up;
+/// a tangent names none without its value, and dot mode reports such
+/// work (a false alarm, never a silent loss).
+fn reads_only_shifter_sums(ctx: &ThreadCtx, m: &dyn Mode, insn: &Instruction) -> bool {
+    if !m.granules_tell_layout() {
+        return false;
+    }
     let mut factory = InstructionInfoFactory::new();
     let info = factory.info(insn);
     let mut any = false;
@@ -329,13 +343,7 @@ fn reads_only_shifter_sums(ctx: &ThreadCtx, insn: &Instruction) -> bool {
         sh.chunks(4).all(|g| {
             let i = u32::from_le_bytes(g.try_into().unwrap());
             any |= i != 0;
-            i == 0
-                || ctx
-                    .rec_ref()
-                    .rule_memory
-                    .shifter_sums
-                    .shifter_of(i)
-                    .is_some()
+            i == 0 || m.memory_ref(ctx).shifter_sums.shifter_of(i).is_some()
         })
     };
     for u in info.used_registers() {
@@ -360,16 +368,16 @@ fn reads_only_shifter_sums(ctx: &ThreadCtx, insn: &Instruction) -> bool {
             return false;
         }
     }
-    for m in info.used_memory() {
-        if writes(m.access())
-            && !matches!(m.access(), OpAccess::ReadWrite | OpAccess::ReadCondWrite)
+    for mem in info.used_memory() {
+        if writes(mem.access())
+            && !matches!(mem.access(), OpAccess::ReadWrite | OpAccess::ReadCondWrite)
         {
             continue;
         }
         let Some(ea) = effective_address(ctx, insn, 0) else {
             continue;
         };
-        let size = m.memory_size().size().clamp(4, 64).next_multiple_of(4);
+        let size = mem.memory_size().size().clamp(4, 64).next_multiple_of(4);
         let mut b = [0u8; 64];
         read_mem_shadow(ctx, ea, &mut b[..size]);
         if !check(&b[..size]) {
@@ -379,17 +387,42 @@ fn reads_only_shifter_sums(ctx: &ThreadCtx, insn: &Instruction) -> bool {
     any
 }
 
-/// One new index for a result `φ(a, b)`, or 0 when it is passive.
-fn result_index(ctx: &mut ThreadCtx, r: &Recorder, ia: u32, pa: f64, ib: u32, pb: f64) -> u32 {
-    if (ia == 0 && ib == 0) || !r.records() {
-        return 0;
+/// The shade of a result `φ(a, b)` (passive when both operands that count
+/// are: an operand with partial 0 does not).
+fn result_index(
+    ctx: &mut ThreadCtx,
+    m: &dyn Mode,
+    ia: Shade,
+    pa: f64,
+    ib: Shade,
+    pb: f64,
+) -> Shade {
+    if (!ia.is_active() && !ib.is_active()) || !m.producing() {
+        return Shade::PASSIVE;
     }
-    let (ia, pa) = if pa == 0.0 { (0, 0.0) } else { (ia, pa) };
-    let (ib, pb) = if pb == 0.0 { (0, 0.0) } else { (ib, pb) };
-    if ia == 0 && ib == 0 {
-        return 0;
+    let (ia, pa) = if pa == 0.0 {
+        (Shade::PASSIVE, 0.0)
+    } else {
+        (ia, pa)
+    };
+    let (ib, pb) = if pb == 0.0 {
+        (Shade::PASSIVE, 0.0)
+    } else {
+        (ib, pb)
+    };
+    if !ia.is_active() && !ib.is_active() {
+        return Shade::PASSIVE;
     }
-    r.new_block(ctx, u64::from(ia), pa, u64::from(ib), pb) as u32
+    m.combine(ctx, (ia, pa), (ib, pb))
+}
+
+/// The bits of `v` rounded to `elem` (a float's in the low 32): the value
+/// an addition computes, known to the rule before the instruction runs.
+fn result_bits(elem: Elem, v: f64) -> u64 {
+    match elem {
+        Elem::F32 => u64::from((v as f32).to_bits()),
+        _ => v.to_bits(),
+    }
 }
 
 /// A vector operand as lanes: data bytes and shadow bytes.
@@ -405,17 +438,16 @@ impl Lanes {
             _ => f64::from_le_bytes(self.data[8 * lane..][..8].try_into().unwrap()),
         }
     }
-    fn index(&self, lane: usize, elem: Elem) -> u32 {
-        let w = elem_bytes(elem);
-        u32::from_le_bytes(self.shadow[w * lane..][..4].try_into().unwrap())
+    /// The value's bits (a float's in the low 32).
+    fn bits(&self, lane: usize, elem: Elem) -> u64 {
+        let w = elem_bytes(elem).min(8);
+        let mut b = [0u8; 8];
+        b[..w].copy_from_slice(&self.data[w * lane..][..w]);
+        u64::from_le_bytes(b)
     }
-}
-
-fn elem_bytes(e: Elem) -> usize {
-    match e {
-        Elem::F32 => 4,
-        Elem::F64 => 8,
-        Elem::F80 => 10,
+    fn index(&self, m: &dyn Mode, lane: usize, elem: Elem) -> Shade {
+        let w = elem_bytes(elem);
+        m.read(&self.shadow[w * lane..][..w], elem)
     }
 }
 
@@ -484,7 +516,7 @@ fn dest_bytes(insn: &Instruction) -> usize {
 /// SSE/AVX floating-point arithmetic, lane by lane.
 fn fp_arith(
     ctx: &mut ThreadCtx,
-    r: &Recorder,
+    m: &dyn Mode,
     insn: &Instruction,
     op: FpOp,
     elem: Elem,
@@ -516,9 +548,8 @@ fn fp_arith(
         FpOp::Sqrt | FpOp::Rcp | FpOp::Rsqrt | FpOp::Round | FpOp::Mantissa | FpOp::Reduce
     );
     let get = |i: usize| lanes_of(ctx, insn, ops[i], elem);
-    let set = |out: &mut [u8; 64], lane: usize, index: u32| {
-        out[w * lane..][..w].fill(0);
-        out[w * lane..][..4].copy_from_slice(&index.to_le_bytes());
+    let set = |out: &mut [u8; 64], lane: usize, index: Shade| {
+        m.write(&mut out[w * lane..][..w], elem, index);
     };
     match op {
         FpOp::Fma(form) => {
@@ -547,27 +578,25 @@ fn fp_arith(
                 let sign_z = if sub { -1.0 } else { 1.0 };
                 let (xv, yv) = (x.value(lane, elem), y.value(lane, elem));
                 let (ix, iy, iz) = (
-                    x.index(lane, elem),
-                    y.index(lane, elem),
-                    z.index(lane, elem),
+                    x.index(m, lane, elem),
+                    y.index(m, lane, elem),
+                    z.index(m, lane, elem),
                 );
                 // The rounding trick with the product as its operand,
                 // `fma(x, c1, 1.5·2^52)`: a staircase, derivative 0
                 // (vectorised exp, sin and cos kernels find their integer
                 // part so).
                 // Two blocks: the product, then the sum.
-                let t = result_index(ctx, r, ix, sign_p * yv, iy, sign_p * xv);
-                let idx = result_index(ctx, r, t, 1.0, iz, sign_z);
+                let t = result_index(ctx, m, ix, sign_p * yv, iy, sign_p * xv);
+                let idx = result_index(ctx, m, t, 1.0, iz, sign_z);
                 // The first half of the rounding trick with the product
                 // as its operand, `fma(x, c1, 1.5·2^52)` (vectorised exp,
                 // sin and cos kernels find their integer part so).
-                if let Some(c) = shifter_addend(
-                    FpOp::Add,
-                    elem,
-                    (sign_p * xv * yv, t),
-                    (sign_z * z.value(lane, elem), iz),
-                ) {
-                    ctx.rec().rule_memory.shifter_sums.remember(idx, c);
+                let zv = sign_z * z.value(lane, elem);
+                if let Some(c) = shifter_addend(FpOp::Add, elem, (sign_p * xv * yv, t), (zv, iz)) {
+                    let sum = result_bits(elem, (sign_p * xv).mul_add(yv, zv));
+                    let key = m.key(idx, sum);
+                    m.memory(ctx).shifter_sums.remember(key, c);
                 }
                 set(&mut out, lane, idx);
             }
@@ -585,10 +614,10 @@ fn fp_arith(
                 let j = block + 2 * (k % (per128 / 2));
                 let idx = result_index(
                     ctx,
-                    r,
-                    src.index(j, elem),
+                    m,
+                    src.index(m, j, elem),
                     1.0,
-                    src.index(j + 1, elem),
+                    src.index(m, j + 1, elem),
                     sign,
                 );
                 set(&mut out, lane, idx);
@@ -600,7 +629,8 @@ fn fp_arith(
             };
             for lane in 0..lanes {
                 let s = if lane % 2 == 0 { -1.0 } else { 1.0 };
-                let idx = result_index(ctx, r, a.index(lane, elem), 1.0, b.index(lane, elem), s);
+                let (ia, ib) = (a.index(m, lane, elem), b.index(m, lane, elem));
+                let idx = result_index(ctx, m, ia, 1.0, ib, s);
                 set(&mut out, lane, idx);
             }
         }
@@ -620,7 +650,7 @@ fn fp_arith(
                 } else {
                     partials(op, x, 0.0).0
                 };
-                let idx = result_index(ctx, r, a.index(lane, elem), pa, 0, 0.0);
+                let idx = result_index(ctx, m, a.index(m, lane, elem), pa, Shade::PASSIVE, 0.0);
                 set(&mut out, lane, idx);
             }
         }
@@ -634,24 +664,27 @@ fn fp_arith(
             };
             for lane in 0..lanes {
                 let (va, vb) = (a.value(lane, elem), b.value(lane, elem));
-                let (ia, ib) = (a.index(lane, elem), b.index(lane, elem));
+                let (ia, ib) = (a.index(m, lane, elem), b.index(m, lane, elem));
+                let (ka, kb) = (m.key(ia, a.bits(lane, elem)), m.key(ib, b.bits(lane, elem)));
                 let idx = if undoes_shift(
-                    &ctx.rec().rule_memory.shifter_sums,
+                    &m.memory(ctx).shifter_sums,
                     op,
                     elem,
-                    (va, ia),
-                    (vb, ib),
+                    (va, ia, ka),
+                    (vb, ib, kb),
                 ) {
-                    0
+                    Shade::PASSIVE
                 } else {
                     let (pa, pb) = if op == FpOp::Range {
                         super::avx512::range_partials(va, vb, insn.immediate8())
                     } else {
                         partials(op, va, vb)
                     };
-                    let idx = result_index(ctx, r, ia, pa, ib, pb);
+                    let idx = result_index(ctx, m, ia, pa, ib, pb);
                     if let Some(c) = shifter_addend(op, elem, (va, ia), (vb, ib)) {
-                        ctx.rec().rule_memory.shifter_sums.remember(idx, c);
+                        let sum = if op == FpOp::Sub { va - vb } else { va + vb };
+                        let key = m.key(idx, result_bits(elem, sum));
+                        m.memory(ctx).shifter_sums.remember(key, c);
                     }
                     idx
                 };
@@ -661,14 +694,14 @@ fn fp_arith(
     }
     apply_mask(ctx, insn, &old, &mut out, w, lanes);
     if elem == Elem::F32 {
-        // The lanes this instruction gave a new index are floats.
-        let index = |sh: &[u8; 64], lane: usize| {
+        // The lanes this instruction gave a new shade are floats.
+        let word = |sh: &[u8; 64], lane: usize| {
             u32::from_le_bytes(sh[w * lane..][..4].try_into().unwrap())
         };
         for lane in 0..lanes {
-            let idx = index(&out, lane);
-            if idx != 0 && idx != index(&old, lane) {
-                ctx.rec().rule_memory.narrow.note(idx);
+            let new = word(&out, lane);
+            if new != 0 && new != word(&old, lane) {
+                m.memory(ctx).narrow.note(new);
             }
         }
     }
@@ -701,8 +734,16 @@ fn apply_mask(
     }
 }
 
-/// Conversions between f32 and f64 keep each lane's index.
-fn fp_convert(ctx: &mut ThreadCtx, insn: &Instruction, from: Elem, to: Elem, shape: Shape) {
+/// Conversions between f32 and f64: each lane's derivative carries over
+/// with partial 1 (record: the same index; dot: the tangent converted).
+fn fp_convert(
+    ctx: &mut ThreadCtx,
+    m: &dyn Mode,
+    insn: &Instruction,
+    from: Elem,
+    to: Elem,
+    shape: Shape,
+) {
     let ops = data_operands(insn);
     let legacy = insn.encoding() == EncodingKind::Legacy;
     let Some(dest_loc) = reg_shadow_offset(insn.op0_register()) else {
@@ -734,9 +775,8 @@ fn fp_convert(ctx: &mut ThreadCtx, insn: &Instruction, from: Elem, to: Elem, sha
         out[lanes * wt..if legacy { 16 } else { 64 }].fill(0);
     }
     for lane in 0..lanes {
-        let idx = src.index(lane, from);
-        out[wt * lane..][..wt].fill(0);
-        out[wt * lane..][..4].copy_from_slice(&idx.to_le_bytes());
+        let idx = src.index(m, lane, from);
+        m.write(&mut out[wt * lane..][..wt], to, idx);
     }
     apply_mask(ctx, insn, &old, &mut out, wt, lanes);
     write_shadow(ctx, ShadowLoc::Reg(dest_loc), &out);
@@ -752,7 +792,7 @@ const SIGN32: u64 = 0x8000_0000;
 /// value, so that `-(-0.0)` and sign extraction are told apart — the result
 /// is that operand with partial ±1 (by sign). Otherwise the result is a
 /// constant, with a warning when active data went in.
-fn bit_logic(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction, op: LogicOp) {
+fn bit_logic(ctx: &mut ThreadCtx, m: &dyn Mode, insn: &Instruction, op: LogicOp) {
     let ops = data_operands(insn);
     if insn.op_count() < 2 || ops.is_empty() {
         return clear_written(ctx, insn, true);
@@ -811,7 +851,7 @@ fn bit_logic(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction, op: LogicOp)
         return clear_written(ctx, insn, false);
     }
     if same_reg {
-        return moves(ctx, insn);
+        return moves(ctx, m, insn);
     }
     let w = if gpr {
         if insn.op0_kind() == OpKind::Register {
@@ -836,15 +876,22 @@ fn bit_logic(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction, op: LogicOp)
     // A general register's lane the rules cannot follow and must say so.
     let mut unfollowed = false;
     let mut emit = |ctx: &mut ThreadCtx, off: usize, width: usize, out: &mut [u8; 64]| {
-        let idx = match lanes.lane(ctx, r, off, width) {
+        let idx = match lanes.lane(ctx, m, off, width) {
             LaneRule::Index(i) => Some(i),
             LaneRule::NotATrick | LaneRule::OutOfRange => None,
         };
         warned_unknown |= idx.is_none();
-        out[off..off + 4].copy_from_slice(&idx.unwrap_or(0).to_le_bytes());
+        let s = idx.unwrap_or(Shade::PASSIVE);
+        m.write(&mut out[off..off + width], word_elem(width), s);
     };
     if gpr && w < 8 {
         emit(ctx, 0, 4, &mut out);
+        // A tangent fills its value's every byte: masking a word of one
+        // (printf's look at a long double's exponent) is integer work, a
+        // constant, as on a whole double; putting words together is not.
+        if !m.granules_tell_layout() && !combines {
+            warned_unknown = false;
+        }
     } else {
         // The suffix (ps/pd, d/q) says nothing about the data: clang
         // negates doubles with xorps. Each 8 bytes are one double unless a
@@ -856,10 +903,10 @@ fn bit_logic(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction, op: LogicOp)
         // sweeps is a constant, not two floats' worth of granules (the
         // low granule of `x & 0x000f…f` would pass for the identity).
         for off in (0..bytes).step_by(8) {
-            if !lanes.upper_half_active(off) {
-                match lanes.lane(ctx, r, off, 8) {
+            if !(m.granules_tell_layout() && lanes.upper_half_active(off)) {
+                match lanes.lane(ctx, m, off, 8) {
                     LaneRule::Index(idx) => {
-                        out[off..off + 4].copy_from_slice(&idx.to_le_bytes());
+                        m.write(&mut out[off..off + 8], Elem::F64, idx);
                         continue;
                     }
                     // In a general register, the low word alone is the value
@@ -869,7 +916,11 @@ fn bit_logic(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction, op: LogicOp)
                     // another high word above it is not the double
                     // (fdlibm's `SET_HIGH_WORD`: another exponent).
                     _ if gpr
-                        && !lanes.active_low_words_narrow(&ctx.rec().rule_memory.narrow, off) =>
+                        && !lanes.active_low_words_narrow(
+                            &m.memory_ref(ctx).narrow,
+                            off,
+                            !m.granules_tell_layout(),
+                        ) =>
                     {
                         unfollowed |= combines;
                         continue;
@@ -937,8 +988,8 @@ fn bit_logic(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction, op: LogicOp)
 
 /// What the per-lane rule of bitwise logic found.
 enum LaneRule {
-    /// The result's index (0: passive).
-    Index(u32),
+    /// The result's shade.
+    Index(Shade),
     /// Active data went into logic that is neither a sign-bit trick nor a
     /// scaling of one operand's significand.
     NotATrick,
@@ -960,6 +1011,10 @@ impl LogicLanes {
         u32::from_le_bytes(sh[off..off + 4].try_into().unwrap())
     }
 
+    fn shade(m: &dyn Mode, sh: &[u8; 64], off: usize, width: usize) -> Shade {
+        m.read(&sh[off..off + width], word_elem(width))
+    }
+
     fn value(d: &[u8; 64], off: usize, width: usize) -> u64 {
         if width == 8 {
             u64::from_le_bytes(d[off..off + 8].try_into().unwrap())
@@ -969,11 +1024,18 @@ impl LogicLanes {
     }
 
     /// Whether every index in the low words of the lane at `off` is known
-    /// to be a float's or an x87 value's ([`NarrowValues`]).
-    fn active_low_words_narrow(&self, narrow: &NarrowValues, off: usize) -> bool {
+    /// to be a float's or an x87 value's ([`NarrowValues`]). `filled`: the
+    /// shadow is a tangent, which fills its value's bytes, so a zero low
+    /// word under an active high one is a double's (tangent 1.0), not a
+    /// passive word.
+    fn active_low_words_narrow(&self, narrow: &NarrowValues, off: usize, filled: bool) -> bool {
         self.operands.iter().all(|(_, sh)| {
             let i = Self::index(sh, off);
-            i == 0 || narrow.holds(i)
+            if filled && sh[off..off + 8] != [0; 8] {
+                i != 0 && narrow.holds(i)
+            } else {
+                i == 0 || narrow.holds(i)
+            }
         })
     }
 
@@ -1001,14 +1063,14 @@ impl LogicLanes {
     }
 
     /// The result index of one lane, or why there is none.
-    fn lane(&self, ctx: &mut ThreadCtx, r: &Recorder, off: usize, width: usize) -> LaneRule {
-        let idx: Vec<u32> = self
+    fn lane(&self, ctx: &mut ThreadCtx, m: &dyn Mode, off: usize, width: usize) -> LaneRule {
+        let idx: Vec<Shade> = self
             .operands
             .iter()
-            .map(|(_, sh)| Self::index(sh, off))
+            .map(|(_, sh)| Self::shade(m, sh, off, width))
             .collect();
-        if idx.iter().all(|&i| i == 0) {
-            return LaneRule::Index(0);
+        if idx.iter().all(|i| !i.is_active()) {
+            return LaneRule::Index(Shade::PASSIVE);
         }
         let mask = if width == 8 { u64::MAX } else { 0xffff_ffff };
         let sign = if width == 8 { SIGN64 } else { SIGN32 };
@@ -1044,7 +1106,7 @@ impl LogicLanes {
         };
         let result = self.eval(&vals) & mask;
         for (k, &ik) in idx.iter().enumerate() {
-            if ik == 0 {
+            if !ik.is_active() {
                 continue;
             }
             let x = vals[k];
@@ -1056,20 +1118,22 @@ impl LogicLanes {
             };
             if result & !sign == x & !sign && probes.iter().all(|&p| keeps_probe(p)) {
                 let p = if (result ^ x) & sign == 0 { 1.0 } else { -1.0 };
-                return LaneRule::Index(result_index(ctx, r, ik, p, 0, 0.0));
+                return LaneRule::Index(result_index(ctx, m, ik, p, Shade::PASSIVE, 0.0));
             }
         }
         // The bits of a sum with a shifter: a staircase (the table index
         // or quadrant of a rounding trick), derivative 0.
+        let sums = &m.memory_ref(ctx).shifter_sums;
         if idx
             .iter()
-            .all(|&i| i == 0 || ctx.rec().rule_memory.shifter_sums.shifter_of(i).is_some())
+            .zip(&vals)
+            .all(|(&i, &v)| !i.is_active() || sums.shifter_of(m.key(i, v)).is_some())
         {
-            return LaneRule::Index(0);
+            return LaneRule::Index(Shade::PASSIVE);
         }
         // One active operand whose significand passes through whole: the
         // result is that operand scaled within its binade.
-        let mut active = idx.iter().enumerate().filter(|(_, &i)| i != 0);
+        let mut active = idx.iter().enumerate().filter(|(_, &i)| i.is_active());
         let (Some((k, &ik)), None) = (active.next(), active.next()) else {
             return LaneRule::NotATrick;
         };
@@ -1078,12 +1142,12 @@ impl LogicLanes {
             // No significand bit moves the result: it is made of the sign
             // and exponent, a staircase (the exponent extraction of `log`
             // kernels); derivative 0, nothing lost.
-            Some(0.0) => LaneRule::Index(0),
+            Some(0.0) => LaneRule::Index(Shade::PASSIVE),
             // Slopes beyond 2^±300 would over- or underflow the sweeps'
             // derivatives (a double's extraction has 2^−1022−e); a
             // float's are within 2^±253.
             Some(s) if !(-300.0..=300.0).contains(&s.abs().log2()) => LaneRule::OutOfRange,
-            Some(s) => LaneRule::Index(result_index(ctx, r, ik, s, 0, 0.0)),
+            Some(s) => LaneRule::Index(result_index(ctx, m, ik, s, Shade::PASSIVE, 0.0)),
         }
     }
 
@@ -1139,7 +1203,7 @@ fn is_vector_op(insn: &Instruction) -> bool {
 
 /// Moves: replay on shadows; push/pop/leave by hand; anything else that
 /// cannot be replayed falls back to the conservative rule.
-fn moves(ctx: &mut ThreadCtx, insn: &Instruction) {
+fn moves(ctx: &mut ThreadCtx, m: &dyn Mode, insn: &Instruction) {
     use super::guest::gpr_value;
     let rsp = ctx.regs.gpr[4];
     match insn.mnemonic() {
@@ -1209,11 +1273,18 @@ fn moves(ctx: &mut ThreadCtx, insn: &Instruction) {
             } else {
                 0
             };
-            let before = replay_inputs(ctx, insn);
+            // Indices are whole granules; tangents are bytes like the data.
+            let before = if m.granules_tell_layout() {
+                Some(replay_inputs(ctx, insn))
+            } else {
+                None
+            };
             if !replay::replay(ctx, insn, mem) {
                 return clear_written(ctx, insn, true);
             }
-            keep_whole_granules(ctx, insn, &before);
+            if let Some(before) = before {
+                keep_whole_granules(ctx, insn, &before);
+            }
         }
     }
 }
@@ -1369,7 +1440,7 @@ fn gather_scatter(ctx: &mut ThreadCtx, insn: &Instruction) {
 /// zero get a block with that partial; lanes with both passive stay
 /// passive. Returns false, leaving the instruction to the general rule
 /// (a constant, reported), when any lane is something else.
-fn exponent_scaling(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction) -> bool {
+fn exponent_scaling(ctx: &mut ThreadCtx, m: &dyn Mode, insn: &Instruction) -> bool {
     use iced_x86::Mnemonic as M;
     let (elem, subtract) = match insn.mnemonic() {
         M::Paddd | M::Vpaddd => (Elem::F32, false),
@@ -1402,24 +1473,31 @@ fn exponent_scaling(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction) -> bo
     let lanes = dest_bytes(insn) / w;
     let mut blocks = Vec::with_capacity(lanes);
     // The bits of a sum with a shifter are a staircase: a passive step.
-    let staircase = |i: u32| {
-        ctx.rec_ref()
-            .rule_memory
+    let staircase = |i: Shade, v: u64| {
+        m.memory_ref(ctx)
             .shifter_sums
-            .shifter_of(i)
+            .shifter_of(m.key(i, v))
             .is_some()
     };
     for lane in 0..lanes {
-        let (xa, xb) = (a.index(lane, elem), b.index(lane, elem));
-        let xa = if staircase(xa) { 0 } else { xa };
-        let xb = if staircase(xb) { 0 } else { xb };
-        let (active, index, step) = match (xa, xb) {
-            (0, 0) => {
+        let (xa, xb) = (a.index(m, lane, elem), b.index(m, lane, elem));
+        let xa = if staircase(xa, bits(&a, lane)) {
+            Shade::PASSIVE
+        } else {
+            xa
+        };
+        let xb = if staircase(xb, bits(&b, lane)) {
+            Shade::PASSIVE
+        } else {
+            xb
+        };
+        let (active, index, step) = match (xa.is_active(), xb.is_active()) {
+            (false, false) => {
                 blocks.push(None);
                 continue;
             }
-            (i, 0) => (bits(&a, lane), i, bits(&b, lane)),
-            (0, i) if !subtract => (bits(&b, lane), i, bits(&a, lane)),
+            (true, false) => (bits(&a, lane), xa, bits(&b, lane)),
+            (false, true) if !subtract => (bits(&b, lane), xb, bits(&a, lane)),
             _ => return false,
         };
         // The step as a signed count of exponent units.
@@ -1445,9 +1523,10 @@ fn exponent_scaling(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction) -> bo
     read_shadow(ctx, ShadowLoc::Reg(loc), &mut old);
     let mut out = if legacy { old } else { [0u8; 64] };
     for (lane, block) in blocks.into_iter().enumerate() {
-        let idx = block.map_or(0, |(i, p)| result_index(ctx, r, i, p, 0, 0.0));
-        out[lane * w..][..w].fill(0);
-        out[lane * w..][..4].copy_from_slice(&idx.to_le_bytes());
+        let idx = block.map_or(Shade::PASSIVE, |(i, p)| {
+            result_index(ctx, m, i, p, Shade::PASSIVE, 0.0)
+        });
+        m.write(&mut out[lane * w..][..w], elem, idx);
     }
     apply_mask(ctx, insn, &old, &mut out, w, lanes);
     write_shadow(ctx, ShadowLoc::Reg(loc), &out);
@@ -1475,21 +1554,23 @@ fn instruction_after(insn: &Instruction) -> Instruction {
 /// register, records |x| (∂ = sign x) into the register's shadow, which
 /// the second half then keeps. Anything else is integer work on the bits:
 /// a constant, unreported (printing and hashing code shifts doubles so).
-fn magnitude_pair(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction) {
+fn magnitude_pair(ctx: &mut ThreadCtx, m: &dyn Mode, insn: &Instruction) {
     let reg = insn.op0_register();
     let full = ShadowLoc::Reg(RegFile::gpr_offset(reg.full_register().number(), 0));
     let mut shadow = [0u8; 8];
     read_shadow(ctx, full, &mut shadow);
-    let index = u32::from_le_bytes(shadow[..4].try_into().unwrap());
+    let bits = reg.size() * 8;
+    let elem = word_elem(reg.size());
+    let index = m.read(&shadow[..reg.size().min(8)], elem);
     let upper = u32::from_le_bytes(shadow[4..].try_into().unwrap());
-    let pending = core::mem::take(&mut ctx.rec().rule_memory.magnitude_pair_at);
+    let upper = if m.granules_tell_layout() { upper } else { 0 };
+    let pending = core::mem::take(&mut m.memory(ctx).magnitude_pair_at);
     if insn.mnemonic() == Mnemonic::Shr {
-        if index != 0 && pending == insn.ip() {
+        if index.is_active() && pending == insn.ip() {
             return; // |x| from the first half
         }
         return clear_written(ctx, insn, false);
     }
-    let bits = reg.size() * 8;
     let second_half = || {
         let next = instruction_after(insn);
         !next.is_invalid()
@@ -1497,7 +1578,7 @@ fn magnitude_pair(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction) {
             && magnitude_shift(&next)
             && next.op0_register() == reg
     };
-    if index == 0 || (bits == 64 && upper != 0) || !second_half() {
+    if !index.is_active() || (bits == 64 && upper != 0) || !second_half() {
         return clear_written(ctx, insn, false);
     }
     let value = super::guest::gpr_value(ctx, reg);
@@ -1506,11 +1587,11 @@ fn magnitude_pair(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction) {
     } else {
         1.0
     };
-    let new = result_index(ctx, r, index, partial, 0, 0.0);
+    let new = result_index(ctx, m, index, partial, Shade::PASSIVE, 0.0);
     let mut out = [0u8; 8];
-    out[..4].copy_from_slice(&new.to_le_bytes());
+    m.write(&mut out[..reg.size().min(8)], elem, new);
     write_shadow(ctx, full, &out);
-    ctx.rec().rule_memory.magnitude_pair_at = insn.next_ip();
+    m.memory(ctx).magnitude_pair_at = insn.next_ip();
 }
 
 /// [`magnitude_pair`] on vector lanes ([`vector_magnitude_shift`]): the
@@ -1519,7 +1600,7 @@ fn magnitude_pair(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction) {
 /// shift then copies to its own. False (the default rule, which reports
 /// the shift) when the instruction is no such half, or a lane holds a
 /// float pair where doubles are shifted.
-fn vector_magnitude_pair(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction) -> bool {
+fn vector_magnitude_pair(ctx: &mut ThreadCtx, m: &dyn Mode, insn: &Instruction) -> bool {
     let Some((w, left)) = vector_magnitude_shift(insn) else {
         return false;
     };
@@ -1532,7 +1613,7 @@ fn vector_magnitude_pair(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction) 
     let vl = dst.size();
     let mut shadow = [0u8; 64];
     read_shadow(ctx, ShadowLoc::Reg(src_loc), &mut shadow[..vl]);
-    let pending = core::mem::take(&mut ctx.rec().rule_memory.magnitude_pair_at);
+    let pending = core::mem::take(&mut m.memory(ctx).magnitude_pair_at);
     let mut out = [0u8; 64];
     if legacy {
         read_shadow(ctx, ShadowLoc::Reg(dst_loc), &mut out);
@@ -1557,20 +1638,22 @@ fn vector_magnitude_pair(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction) 
             && next.op_register(next_src) == dst
             && next.op0_register().size() == vl
     };
-    let split = (0..vl / w).any(|lane| w == 8 && shadow[8 * lane + 4..8 * lane + 8] != [0; 4]);
+    let split = m.granules_tell_layout()
+        && (0..vl / w).any(|lane| w == 8 && shadow[8 * lane + 4..8 * lane + 8] != [0; 4]);
     if split || !second_half() {
         return false;
     }
     let data = vec_value(ctx, src.number());
+    let elem = word_elem(w);
     for lane in 0..vl / w {
-        let index = u32::from_le_bytes(shadow[w * lane..][..4].try_into().unwrap());
+        let index = m.read(&shadow[w * lane..][..w], elem);
         let negative = data[w * lane + w - 1] & 0x80 != 0;
-        let new = result_index(ctx, r, index, if negative { -1.0 } else { 1.0 }, 0, 0.0);
-        out[w * lane..][..w].fill(0);
-        out[w * lane..][..4].copy_from_slice(&new.to_le_bytes());
+        let p = if negative { -1.0 } else { 1.0 };
+        let new = result_index(ctx, m, index, p, Shade::PASSIVE, 0.0);
+        m.write(&mut out[w * lane..][..w], elem, new);
     }
     write_shadow(ctx, ShadowLoc::Reg(dst_loc), &out);
-    ctx.rec().rule_memory.magnitude_pair_at = insn.next_ip();
+    m.memory(ctx).magnitude_pair_at = insn.next_ip();
     true
 }
 
@@ -1581,7 +1664,7 @@ fn vector_magnitude_pair(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction) 
 /// `x == -1.0 && PyErr_Occurred()` (`PyFloat_AsDouble`'s error value), so
 /// `math.sin(x)` or `a[i] = x` at x = −1.0 lose x's derivative — and that
 /// constant, loaded by a plain move or an immediate, carries no index.
-fn equal_to_constant(ctx: &ThreadCtx, insn: &Instruction) {
+fn equal_to_constant(ctx: &ThreadCtx, m: &dyn Mode, insn: &Instruction) {
     let elem = match insn.mnemonic() {
         Mnemonic::Ucomiss | Mnemonic::Comiss | Mnemonic::Vucomiss | Mnemonic::Vcomiss => Elem::F32,
         _ => Elem::F64,
@@ -1589,7 +1672,10 @@ fn equal_to_constant(ctx: &ThreadCtx, insn: &Instruction) {
     let (Some(a), Some(b)) = (lanes_of(ctx, insn, 0, elem), lanes_of(ctx, insn, 1, elem)) else {
         return;
     };
-    if a.index(0, elem) != 0 && b.index(0, elem) == 0 && a.value(0, elem) == b.value(0, elem) {
+    if a.index(m, 0, elem).is_active()
+        && !b.index(m, 0, elem).is_active()
+        && a.value(0, elem) == b.value(0, elem)
+    {
         warn_once_at(
             insn,
             "an active value equals the constant it is compared with; code after the test may use the constant, whose derivative is 0",
@@ -1599,12 +1685,20 @@ fn equal_to_constant(ctx: &ThreadCtx, insn: &Instruction) {
 
 /// `btr`/`bts`/`btc` of the sign bit ([`sign_bit_op`]): abs (∂ = sign x),
 /// negative abs (−sign x), negation (−1) of the value the operand holds.
-fn sign_bit(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction) {
+fn sign_bit(ctx: &mut ThreadCtx, m: &dyn Mode, insn: &Instruction) {
     let Some(loc) = operand_shadow(ctx, insn, 0) else {
         return clear_written(ctx, insn, true);
     };
-    let index = read_index(ctx, loc);
-    if index == 0 {
+    let size = match insn.op0_kind() {
+        OpKind::Register => insn.op0_register().size(),
+        _ => insn.memory_size().size(),
+    }
+    .clamp(4, 8);
+    let elem = word_elem(size);
+    let mut sh = [0u8; 8];
+    read_shadow(ctx, loc, &mut sh[..size]);
+    let index = m.read(&sh[..size], elem);
+    if !index.is_active() {
         return;
     }
     let bits = match insn.op0_kind() {
@@ -1625,14 +1719,14 @@ fn sign_bit(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction) {
         Mnemonic::Bts if !negative => -1.0,
         _ => 1.0,
     };
-    let new = result_index(ctx, r, index, partial, 0, 0.0);
+    let new = result_index(ctx, m, index, partial, Shade::PASSIVE, 0.0);
     // A 32-bit register write zeroes the upper half, and its shadow.
     let mut shadow = [0u8; 8];
-    shadow[..4].copy_from_slice(&new.to_le_bytes());
+    m.write(&mut shadow[..size], elem, new);
     let len = if insn.op0_kind() == OpKind::Register && insn.op0_register().size() == 4 {
         8
     } else {
-        4
+        size
     };
     write_shadow(ctx, loc, &shadow[..len]);
 }
@@ -2003,25 +2097,48 @@ fn st_f80(ctx: &ThreadCtx, i: usize) -> F80 {
 /// The x87 stack: loads and stores keep indices, arithmetic records blocks.
 /// Register shadows are kept per physical register (`st(i)` is physical
 /// register `(TOP + i) mod 8`).
-fn x87(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction) {
+fn x87(ctx: &mut ThreadCtx, m: &dyn Mode, insn: &Instruction) {
     let top = x87_top(ctx);
     let phys = |t: usize, i: usize| (t + i) & 7;
-    let get = |ctx: &ThreadCtx, p: usize| ctx.shadow.x87[p][0];
-    let set = |ctx: &mut ThreadCtx, p: usize, v: u32| ctx.shadow.x87[p][0] = v;
+    let get = |ctx: &ThreadCtx, p: usize| {
+        let mut b = [0u8; 10];
+        read_shadow(ctx, ShadowLoc::Reg(RegFile::x87_offset(p)), &mut b);
+        m.read(&b, Elem::F80)
+    };
+    let set = |ctx: &mut ThreadCtx, p: usize, v: Shade| {
+        let mut b = [0u8; 10];
+        m.write(&mut b, Elem::F80, v);
+        write_shadow(ctx, ShadowLoc::Reg(RegFile::x87_offset(p)), &b);
+    };
+    // A memory operand's type: float, double or x87 by its size.
+    let mem_elem = |size: usize| match size {
+        4 => Some(Elem::F32),
+        8 => Some(Elem::F64),
+        10 => Some(Elem::F80),
+        _ => None,
+    };
     let st_operand = |i: u32| -> Option<usize> {
         let reg = insn.op_register(i);
         (reg >= Register::ST0 && reg <= Register::ST7)
             .then(|| reg as usize - Register::ST0 as usize)
     };
-    let mem_index = |ctx: &ThreadCtx| -> u32 {
-        operand_shadow(
+    let mem_index = |ctx: &ThreadCtx| -> Shade {
+        let Some(elem) = mem_elem(insn.memory_size().size()) else {
+            return Shade::PASSIVE;
+        };
+        let Some(loc) = operand_shadow(
             ctx,
             insn,
             (0..insn.op_count())
                 .find(|&i| insn.op_kind(i) == OpKind::Memory)
                 .unwrap_or(0),
-        )
-        .map_or(0, |l| read_index(ctx, l))
+        ) else {
+            return Shade::PASSIVE;
+        };
+        let mut b = [0u8; 10];
+        let w = elem_bytes(elem);
+        read_shadow(ctx, loc, &mut b[..w]);
+        m.read(&b[..w], elem)
     };
     let mem_value = |ctx: &ThreadCtx| -> f64 {
         let Some(ea) = effective_address(ctx, insn, 0) else {
@@ -2040,8 +2157,8 @@ fn x87(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction) {
             _ => 0.0,
         }
     };
-    let m = insn.mnemonic();
-    match m {
+    let mn = insn.mnemonic();
+    match mn {
         Mnemonic::Fld => {
             let idx = match insn.op0_kind() {
                 OpKind::Memory => mem_index(ctx),
@@ -2054,10 +2171,12 @@ fn x87(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction) {
             match insn.op0_kind() {
                 OpKind::Memory => {
                     if let Some(loc) = operand_shadow(ctx, insn, 0) {
-                        let size = insn.memory_size().size();
+                        let size = insn.memory_size().size().min(12);
                         let mut sh = [0u8; 12];
-                        sh[..4].copy_from_slice(&idx.to_le_bytes());
-                        write_shadow(ctx, loc, &sh[..size.min(12)]);
+                        if let Some(elem) = mem_elem(size) {
+                            m.write(&mut sh[..size], elem, idx);
+                        }
+                        write_shadow(ctx, loc, &sh[..size]);
                     }
                 }
                 _ => {
@@ -2074,7 +2193,7 @@ fn x87(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction) {
         }
         Mnemonic::Fchs | Mnemonic::Fabs | Mnemonic::Fsqrt | Mnemonic::Frndint => {
             let v = st_value(ctx, 0);
-            let p = match m {
+            let p = match mn {
                 Mnemonic::Fchs => -1.0,
                 Mnemonic::Fabs => {
                     if v.is_sign_negative() {
@@ -2088,7 +2207,13 @@ fn x87(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction) {
                 Mnemonic::Fsqrt => (F80::from_f64(0.5) / st_f80(ctx, 0).sqrt()).to_f64(),
                 _ => 0.0,
             };
-            let idx = typed_result_index(ctx, r, Elem::F80, (get(ctx, phys(top, 0)), p), (0, 0.0));
+            let idx = typed_result_index(
+                ctx,
+                m,
+                Elem::F80,
+                (get(ctx, phys(top, 0)), p),
+                (Shade::PASSIVE, 0.0),
+            );
             set(ctx, phys(top, 0), idx);
         }
         Mnemonic::Fadd
@@ -2123,7 +2248,7 @@ fn x87(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction) {
                 match (insn.op_count(), insn.op0_kind()) {
                     (1, OpKind::Memory) => {
                         let integer = matches!(
-                            m,
+                            mn,
                             Mnemonic::Fiadd
                                 | Mnemonic::Fisub
                                 | Mnemonic::Fisubr
@@ -2136,7 +2261,11 @@ fn x87(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction) {
                         } else {
                             mem_value(ctx)
                         };
-                        let si = if integer { 0 } else { mem_index(ctx) };
+                        let si = if integer {
+                            Shade::PASSIVE
+                        } else {
+                            mem_index(ctx)
+                        };
                         (0, st_value(ctx, 0), get(ctx, phys(top, 0)), sv, si)
                     }
                     _ => {
@@ -2152,7 +2281,7 @@ fn x87(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction) {
                     }
                 };
             let reversed = matches!(
-                m,
+                mn,
                 Mnemonic::Fsubr
                     | Mnemonic::Fsubrp
                     | Mnemonic::Fdivr
@@ -2160,7 +2289,7 @@ fn x87(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction) {
                     | Mnemonic::Fisubr
                     | Mnemonic::Fidivr
             );
-            let op = match m {
+            let op = match mn {
                 Mnemonic::Fadd | Mnemonic::Faddp | Mnemonic::Fiadd => FpOp::Add,
                 Mnemonic::Fmul | Mnemonic::Fmulp | Mnemonic::Fimul => FpOp::Mul,
                 Mnemonic::Fdiv
@@ -2188,7 +2317,7 @@ fn x87(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction) {
                 pa = (one / b80).to_f64();
                 pb = (-(a80 / b80) / b80).to_f64();
             }
-            let idx = typed_result_index(ctx, r, Elem::F80, (ia, pa), (ib, pb));
+            let idx = typed_result_index(ctx, m, Elem::F80, (ia, pa), (ib, pb));
             set(ctx, phys(top, dest_st), idx);
         }
         Mnemonic::Fcmovb
@@ -2200,7 +2329,7 @@ fn x87(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction) {
         | Mnemonic::Fcmovnbe
         | Mnemonic::Fcmovnu => {
             // iced reports no condition code for fcmovcc.
-            let cc = match m {
+            let cc = match mn {
                 Mnemonic::Fcmovb => ConditionCode::b,
                 Mnemonic::Fcmove => ConditionCode::e,
                 Mnemonic::Fcmovbe => ConditionCode::be,
@@ -2226,15 +2355,15 @@ fn x87(ctx: &mut ThreadCtx, r: &Recorder, insn: &Instruction) {
         | Mnemonic::Fcos
         | Mnemonic::F2xm1 => {
             // The result lands in st(0), or in st(1) for the ones that pop.
-            let pops = matches!(m, Mnemonic::Fyl2x | Mnemonic::Fyl2xp1 | Mnemonic::Fpatan);
+            let pops = matches!(mn, Mnemonic::Fyl2x | Mnemonic::Fyl2xp1 | Mnemonic::Fpatan);
             let (i0, i1) = (get(ctx, phys(top, 0)), get(ctx, phys(top, 1)));
-            let unary = matches!(m, Mnemonic::Fsin | Mnemonic::Fcos | Mnemonic::F2xm1);
-            let i1 = if unary { 0 } else { i1 };
-            let idx = if i0 == 0 && i1 == 0 {
-                0
+            let unary = matches!(mn, Mnemonic::Fsin | Mnemonic::Fcos | Mnemonic::F2xm1);
+            let i1 = if unary { Shade::PASSIVE } else { i1 };
+            let idx = if !i0.is_active() && !i1.is_active() {
+                Shade::PASSIVE
             } else {
-                let (p0, p1) = x87_transcendental_partials(m, st_f80(ctx, 0), st_f80(ctx, 1));
-                typed_result_index(ctx, r, Elem::F80, (i0, p0), (i1, p1))
+                let (p0, p1) = x87_transcendental_partials(mn, st_f80(ctx, 0), st_f80(ctx, 1));
+                typed_result_index(ctx, m, Elem::F80, (i0, p0), (i1, p1))
             };
             set(ctx, phys(top, usize::from(pops)), idx);
         }
@@ -2307,7 +2436,7 @@ fn int_mem_value(ctx: &ThreadCtx, insn: &Instruction) -> f64 {
 }
 
 fn any_x87_active(ctx: &ThreadCtx) -> bool {
-    ctx.shadow.x87.iter().any(|r| r[0] != 0)
+    ctx.shadow.x87.iter().any(|r| r.iter().any(|&g| g != 0))
 }
 
 fn condition_holds(cc: ConditionCode, f: u64) -> bool {
@@ -2341,7 +2470,7 @@ pub(super) fn clear_x87_written(ctx: &mut ThreadCtx, insn: &Instruction, top: us
     let new_top = (top as i32 + inc).rem_euclid(8) as usize;
     // A push writes the new st(0) (iced does not list it for `fld1` & co.).
     for i in 0..(-inc).max(0) as usize {
-        ctx.shadow.x87[(new_top + i) & 7][0] = 0;
+        ctx.shadow.x87[(new_top + i) & 7] = [0; 4];
     }
     let mut factory = InstructionInfoFactory::new();
     let info = factory.info(insn);
@@ -2349,7 +2478,7 @@ pub(super) fn clear_x87_written(ctx: &mut ThreadCtx, insn: &Instruction, top: us
         let reg = u.register();
         if reg >= Register::ST0 && reg <= Register::ST7 && writes(u.access()) {
             let i = reg as usize - Register::ST0 as usize;
-            ctx.shadow.x87[(new_top + i) & 7][0] = 0;
+            ctx.shadow.x87[(new_top + i) & 7] = [0; 4];
         }
     }
     clear_memory_written(ctx, insn);
@@ -2484,7 +2613,8 @@ fn warn_once_at(insn: &Instruction, what: &str) {
     let mut module = crate::sys::StackBuf::<256>::new();
     let offset = crate::diag::module_of(ip, &mut module).unwrap_or(0);
     crate::dgad_eprintln!(
-        "record: {} (at 0x{:x}, {}+0x{:x}: {})",
+        "{}: {} (at 0x{:x}, {}+0x{:x}: {})",
+        crate::tool::tool().name(),
         what,
         ip,
         core::str::from_utf8(module.as_bytes()).unwrap_or("?"),
@@ -2505,7 +2635,8 @@ fn warn_once(insn: &Instruction, what: &str) {
         let mut dis = crate::sys::StackBuf::<128>::new();
         crate::diag::disassemble(insn.ip(), &mut dis);
         crate::dgad_eprintln!(
-            "record: {} (first at 0x{:x}: {})",
+            "{}: {} (first at 0x{:x}: {})",
+            crate::tool::tool().name(),
             what,
             insn.ip(),
             core::str::from_utf8(dis.as_bytes()).unwrap_or("?")

@@ -1,0 +1,60 @@
+//! Dot mode as the engine's [`Tool`].
+
+use crate::context::ThreadCtx;
+use crate::tool::{After, Interception, Planner, Tool};
+use iced_x86::Instruction;
+
+/// `DGAD_MODE=dot`.
+pub struct DotTool;
+
+/// The dot tool.
+pub static DOT: DotTool = DotTool;
+
+impl Tool for DotTool {
+    fn name(&self) -> &'static str {
+        "dot"
+    }
+
+    fn has_shadows(&self) -> bool {
+        true
+    }
+
+    fn follows_data(&self) -> bool {
+        true
+    }
+
+    fn start(&self) -> Result<(), String> {
+        crate::ad::shadow::reserve_shadow()?;
+        if crate::init::config().mathwrap {
+            let n = crate::ad::libm::init::<super::math::DotHost>();
+            crate::log!("mathwrap: {} libm entry points answered natively", n);
+        }
+        Ok(())
+    }
+
+    fn planner(&self) -> Option<Planner> {
+        Some(rewriter::instrument::dot_plan)
+    }
+
+    fn instruction(&self, ctx: &mut ThreadCtx, insn: &Instruction) -> After {
+        crate::ad::apply::instrument(ctx, insn, &super::mode::DOT_MODE)
+    }
+
+    fn client_request(&self, ctx: &mut ThreadCtx) {
+        super::client::handle(ctx);
+    }
+
+    fn intercepted(&self, guest_pc: u64) -> Option<Interception> {
+        crate::ad::libm::interception(guest_pc)
+    }
+
+    /// Bytes written behind the program's back have no tangent.
+    fn mem_written(&self, addr: u64, len: u64) {
+        crate::ad::shadow::clear_shadow(addr, len);
+    }
+
+    /// Tangents move with the data.
+    fn mem_moved(&self, from: u64, to: u64, len: u64) {
+        crate::ad::shadow::move_shadow(from, to, len);
+    }
+}
