@@ -40,7 +40,7 @@ mod expected_failures;
 #[path = "../derivatives/formulas.rs"]
 mod formulas;
 
-pub use expected_failures::{COPYSIGN_X87_TOP_BYTE, EXPECTED_FAILURES};
+pub use expected_failures::{COPYSIGN_X87_TOP_BYTE, DOT_X87_SIGN_BYTE, EXPECTED_FAILURES};
 pub use formulas::FORMULAS;
 
 // ---------------------------------------------------------------------------
