@@ -190,6 +190,7 @@ pub extern "C" fn dgad_init(
     crate::cache::init(rewriter::TranslateOptions {
         count_ibl_hits: cfg.stats,
         instrument: tool.planner(),
+        zmm_state: crate::cpu::vector_bytes() == 64,
         ..Default::default()
     });
     let Some(ctx) = ThreadCtx::allocate() else {

@@ -35,6 +35,7 @@ pub mod cache;
 pub mod context;
 pub mod cpu;
 pub mod diag;
+pub mod directory;
 pub mod dispatch;
 pub mod dot;
 pub mod entry;

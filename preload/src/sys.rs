@@ -478,3 +478,8 @@ pub fn spawn_runtime_task(flags: u64, stack_bytes: usize, main: extern "C" fn() 
     }
     r
 }
+
+/// A short description of an errno value.
+pub fn errno_text(e: i64) -> String {
+    std::io::Error::from_raw_os_error(e as i32).to_string()
+}

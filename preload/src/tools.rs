@@ -18,7 +18,12 @@ pub fn for_mode(
             crate::record::init(record_dir.unwrap_or_default(), tape_limit)?;
             Ok(&crate::record::tool::RECORD)
         }
-        Mode::Dot => Ok(&crate::dot::tool::DOT),
+        Mode::Dot => {
+            if let Some(dir) = record_dir {
+                crate::dot::files::init(dir)?;
+            }
+            Ok(&crate::dot::tool::DOT)
+        }
     }
 }
 

@@ -12,13 +12,12 @@ under ``LD_PRELOAD=libdgad.so`` with ``DGAD_RECORD=DIR``, then
 ``dg-eval DIR``. Natively every call is a no-op (``inputf`` returns the
 value, ``get_dotvalue`` returns 0.0).
 
-Forward (dot) mode: ``set_dotvalue(x, d)`` returns ``x`` with dot value
-``d``, ``get_dotvalue(x)`` returns the dot value of ``x``, as in Derivgrind.
-dgad has no dot mode yet: under dgad (record mode) both warn once on stderr,
-``set_dotvalue`` returns the plain value and ``get_dotvalue`` 0.0. The
-requests are issued all the same, so the script will work unchanged once
-dot mode exists; until then record with ``inputf``/``outputf`` and use
-``dg-eval --forward``.
+Forward (dot) mode, under ``DGAD_MODE=dot``: ``set_dotvalue(x, d)``
+returns ``x`` with dot value ``d``, ``get_dotvalue(x)`` returns the dot
+value of ``x``, as in Derivgrind (both also take numpy arrays, see
+``dgad.set_dot``). In record mode both warn once on stderr,
+``set_dotvalue`` returns the plain value and ``get_dotvalue`` 0.0: record
+with ``inputf``/``outputf`` and use ``dg-eval --forward`` there.
 """
 
 import dgad as _dgad
@@ -40,11 +39,11 @@ def outputf(val):
 
 def set_dotvalue(val, grad):
     """Returns a new float with the value of `val` and dot value `grad`
-    (forward mode; see the module's note on dgad)."""
+    (forward mode; ``dgad.set_dot``)."""
     return _dgad.set_dot(val, grad)
 
 
 def get_dotvalue(val):
-    """The dot value of `val` (forward mode; 0.0 natively and under dgad's
-    record mode)."""
+    """The dot value of `val` (forward mode; 0.0 natively and in record
+    mode; ``dgad.get_dot``)."""
     return _dgad.get_dot(val)

@@ -17,6 +17,10 @@ Without the preload every request is a no-op: ``input`` returns the value,
 ``output`` returns 0, the script computes as usual. ``grad(f, x)`` does the
 whole round trip (child process, record, reverse sweep) from Python.
 
+Forward mode (``DGAD_MODE=dot``) needs no tape: ``x = dgad.set_dot(x, 1.0)``
+gives a value a dot value (tangent), ``dgad.get_dot(y)`` reads a result's;
+``jvp(f, x, v)`` runs ``f`` so in a child process.
+
 How it works: a Python float is a PyFloatObject whose ``ob_fval`` field
 holds the double. ``input`` makes a new float object and issues Derivgrind's
 client requests on the address of its ``ob_fval``, which gives that memory a
@@ -74,13 +78,19 @@ def client_library():
     return _native.LIB_PATH if _lib is not None else None
 
 
+_mode = None
+
+
 def mode():
     """``"record"`` under libdgad.so in record mode, ``"dot"`` in forward
-    mode (Derivgrind), ``"native"`` otherwise."""
-    if _lib is None:
-        return "native"
-    answer = _lib.dgad_py_mode()
-    return _MODES.get(answer, chr(answer) if 0 < answer < 256 else "native")
+    mode (``DGAD_MODE=dot``, or Derivgrind's forward mode), ``"native"``
+    otherwise (also under libdgad.so in null mode). A process keeps its
+    mode, so the answer is asked once."""
+    global _mode
+    if _mode is None:
+        answer = _lib.dgad_py_mode() if _lib is not None else 0
+        _mode = _MODES.get(answer, chr(answer) if 0 < answer < 256 else "native")
+    return _mode
 
 
 def running():
@@ -185,12 +195,16 @@ def index(x):
 
 
 def passive(x):
-    """A new float with the value of `x` and no derivative (index 0): the
-    derivative stops here (like stop_gradient)."""
+    """A new float with the value of `x` and no derivative (index 0; in
+    forward mode dot value 0): the derivative stops here (like
+    stop_gradient)."""
     value = _fresh(x)
     if _lib is not None:
-        address, _ = _scalar_location(value)
-        _lib.dgad_py_set_index(address, 0)
+        address, size = _scalar_location(value)
+        if mode() == "dot":
+            _set_dot_at(address, size, 0.0)
+        else:
+            _lib.dgad_py_set_index(address, 0)
     return value
 
 
@@ -198,10 +212,36 @@ def passive(x):
 # Arrays
 # ---------------------------------------------------------------------------
 
-def _array_walk(a, function_name, writable):
-    """Calls the client library's strided walk on every element of `a`,
-    which is a numpy array (or anything with __array_interface__) or an
-    array.array; elements in C order of the logical array."""
+class _Layout:
+    """Where the elements of an array are: base address, shape and strides
+    in bytes (C order of the logical array), element size, element count;
+    `make` builds a new contiguous array of the same element type from a
+    list of values (the buffer of dot values)."""
+
+    def __init__(self, address, shape, strides, size, make):
+        self.address, self.shape, self.strides, self.size = address, shape, strides, size
+        self.make = make
+        self.count = 1
+        for extent in shape:
+            self.count *= extent
+
+    def walk(self, walker, *extra):
+        """Calls the client library's strided walk on every element."""
+        if self.count == 0 or _lib is None:
+            return
+        ndim = len(self.shape)
+        shape = (_ctypes.c_long * max(ndim, 1))(*self.shape)
+        strides = (_ctypes.c_long * max(ndim, 1))(*self.strides)
+        walker(self.address, ndim, shape, strides, self.size, *extra)
+
+
+def _array_layout(a, function_name, writable):
+    """The layout of `a`, a numpy array (or anything with
+    __array_interface__) or an array.array; None for anything else, numpy
+    scalars included (their __array_interface__ describes a copy)."""
+    np = _numpy()
+    if np is not None and isinstance(a, np.generic):
+        return None
     interface = getattr(a, "__array_interface__", None)
     if interface is not None:
         typestr = interface["typestr"]
@@ -219,29 +259,34 @@ def _array_walk(a, function_name, writable):
             for extent in reversed(shape):
                 strides.insert(0, step)
                 step *= extent
-        count = 1
-        for extent in shape:
-            count *= extent
-    elif type(a).__name__ == "array" and hasattr(a, "buffer_info"):
+
+        def make(values):
+            import numpy as np
+            return np.array(values, dtype=np.dtype(typestr[1:]))
+
+        return _Layout(address, shape, tuple(strides), size, make)
+    if type(a).__name__ == "array" and hasattr(a, "buffer_info"):
         if a.typecode not in ("d", "f"):
             raise TypeError("dgad.%s: array.array of type 'd' or 'f' is needed, not %r"
                             % (function_name, a.typecode))
         address, count = a.buffer_info()
-        size = a.itemsize
-        shape, strides = (count,), (size,)
-    else:
+        return _Layout(address, (count,), (a.itemsize,), a.itemsize,
+                       lambda values: type(a)(a.typecode, values))
+    return None
+
+
+def _array_walk(a, function_name, writable):
+    """Marks (input_array, output_array) or clears (passive_array) every
+    element of `a` in C order; False when `a` is no array."""
+    layout = _array_layout(a, function_name, writable)
+    if layout is None:
         return False
-    if count == 0 or _lib is None:
-        return True
-    ndim = len(shape)
-    shape_c = (_ctypes.c_long * max(ndim, 1))(*shape)
-    strides_c = (_ctypes.c_long * max(ndim, 1))(*strides)
-    walker = {
-        "input_array": _lib.dgad_py_input_strided,
-        "output_array": _lib.dgad_py_output_strided,
-        "passive_array": _lib.dgad_py_passive_strided,
-    }[function_name]
-    walker(address, ndim, shape_c, strides_c, size)
+    if _lib is not None:
+        layout.walk({
+            "input_array": _lib.dgad_py_input_strided,
+            "output_array": _lib.dgad_py_output_strided,
+            "passive_array": _lib.dgad_py_passive_strided,
+        }[function_name])
     return True
 
 
@@ -279,12 +324,14 @@ def output_array(b):
 
 
 def passive_array(a):
-    """Removes the derivatives of the elements of `a` in place (index 0);
-    returns `a`."""
+    """Removes the derivatives of the elements of `a` in place (index 0; in
+    forward mode dot value 0); returns `a`."""
     if isinstance(a, list):
         for i, v in enumerate(a):
             a[i] = passive(v)
         return a
+    if mode() == "dot" and _array_layout(a, "passive_array", True) is not None:
+        return set_dot(a, 0.0)
     if not _array_walk(a, "passive_array", True):
         raise TypeError("dgad.passive_array: a numpy array, array.array or list is needed, "
                         "not %s" % type(a).__name__)
@@ -324,51 +371,128 @@ def disabled():
 _warned_dot = False
 
 
-def _warn_no_dot_mode(what):
+def _warn_outside_dot_mode(what):
+    """One warning on stderr for the dot-value functions in record mode,
+    where they do nothing (natively they are silent no-ops, as in
+    Derivgrind's module)."""
     global _warned_dot
-    if _warned_dot:
+    if _warned_dot or mode() != "record":
         return
     _warned_dot = True
     _sys.stderr.write(
-        "dgad: python: %s: dgad has no forward (dot) mode yet, only record mode; "
-        "dot values are ignored and read as 0.0. Mark inputs and outputs with "
-        "input/output (derivgrind: inputf/outputf) and get forward derivatives "
-        "from the tape with `dg-eval --forward`.\n" % what)
+        "dgad: python: %s: dot values exist in forward mode only (DGAD_MODE=dot); in "
+        "record mode they are ignored and read as 0.0. Record with input/output "
+        "(derivgrind: inputf/outputf) and get forward derivatives from the tape with "
+        "`dg-eval --forward`, or run with DGAD_MODE=dot.\n" % what)
     _sys.stderr.flush()
 
 
-def _dot_buffer(size, value):
-    if size == 4:
-        return _ctypes.c_float(value)
-    if size == 8:
-        return _ctypes.c_double(value)
-    return _ctypes.c_longdouble(value)
+def _dot_cell(size, value):
+    """A buffer holding one value of the element type of `size` bytes, and
+    its address. float and double through ctypes; x87 long double through
+    numpy (ctypes' c_longdouble converts through double)."""
+    if size == 16:
+        import numpy as np
+        cell = np.array([value], dtype=np.longdouble)
+        return cell, cell.ctypes.data
+    cell = _ctypes.c_float(value) if size == 4 else _ctypes.c_double(value)
+    return cell, _ctypes.addressof(cell)
+
+
+def _set_dot_at(address, size, dot):
+    _cell, cell_address = _dot_cell(size, dot)
+    _lib.dgad_py_set_dotvalue(address, cell_address, size)
+
+
+def _dot_list(dot, count, what):
+    """`dot` as a list of `count` dot values: one number for all, or as many
+    numbers as there are elements (any shape, C order)."""
+    np = _numpy()
+    if np is not None and isinstance(dot, np.ndarray):
+        # Kept a numpy array: longdouble dot values keep all their digits.
+        values = dot.ravel() if dot.ndim else [dot[()]] * count
+    elif hasattr(dot, "__len__"):
+        values = list(dot)
+    else:
+        values = [dot] * count
+    if len(values) != count:
+        raise ValueError("dgad.%s: %d dot values for %d elements" % (what, len(values), count))
+    return values
+
+
+def _buffer_address(buffer):
+    if hasattr(buffer, "buffer_info"):
+        return buffer.buffer_info()[0]
+    return buffer.__array_interface__["data"][0]
 
 
 def set_dot(x, dot):
-    """Forward (dot) mode: returns a new float with the value of `x` and dot
-    value (tangent) `dot`. dgad has no dot mode yet: under dgad in record
-    mode this warns once on stderr and returns the plain value; natively it
-    returns the value."""
+    """Forward mode (``DGAD_MODE=dot``): gives values a dot value (tangent).
+
+    - `x` a float or numpy floating scalar (float64, float32, longdouble):
+      returns a **new** scalar of the same type with the value of `x` and
+      dot value `dot` (a new object for the same reason as ``input``).
+    - `x` a numpy array of float64/float32/longdouble (any shape, strides)
+      or an array.array('d'/'f'): sets the dot values of its elements **in
+      place** and returns `x`; `dot` is one number for every element, or as
+      many numbers as `x` has elements, in C order (``x.flat`` order).
+    - `x` a list: its elements are replaced by new floats with the dot
+      values (as for a scalar), in place; returns `x`.
+
+    Natively this returns the value (scalars: a new one) and does nothing
+    else; in record mode it also warns once on stderr (dot values need
+    forward mode)."""
+    if isinstance(x, list):
+        for i, (v, d) in enumerate(zip(x, _dot_list(dot, len(x), "set_dot"))):
+            x[i] = set_dot(v, d)
+        return x
+    layout = _array_layout(x, "set_dot", False)
+    if layout is not None:
+        buffer = layout.make(_dot_list(dot, layout.count, "set_dot"))
+        if _lib is not None and layout.count:
+            _warn_outside_dot_mode("set_dotvalue")
+            layout.walk(_lib.dgad_py_set_dot_strided, _buffer_address(buffer))
+        return x
     value = _fresh(x)
-    if _lib is None:
-        return value
-    address, size = _scalar_location(value)
-    buffer = _dot_buffer(size, float(dot))
-    answered = _lib.dgad_py_set_dotvalue(address, _ctypes.addressof(buffer), size)
-    if not answered and mode() == "record":
-        _warn_no_dot_mode("set_dotvalue")
+    if _lib is not None:
+        address, size = _scalar_location(value)
+        _warn_outside_dot_mode("set_dotvalue")
+        _set_dot_at(address, size, dot)
     return value
 
 
 def get_dot(x):
-    """Forward (dot) mode: the dot value of `x`; 0.0 natively and in record
-    mode (which warns once, see ``set_dot``)."""
+    """Forward mode (``DGAD_MODE=dot``): the dot value (tangent) of `x`.
+
+    - a float, numpy float64 or float32 scalar: a float; a numpy longdouble
+      scalar: a numpy longdouble (all its digits);
+    - an int or bool: 0.0 (a passive value);
+    - a numpy array: a new array of the same shape and type holding the
+      dot values of its elements; an array.array: a new array.array;
+    - a list or tuple: a list of the dot values of its items.
+
+    0.0 (zeros) natively and in record mode (which also warns once on
+    stderr)."""
+    if isinstance(x, (list, tuple)):
+        return [get_dot(item) for item in x]
+    layout = _array_layout(x, "get_dot", False)
+    if layout is not None:
+        buffer = layout.make([0.0] * layout.count)
+        if _lib is not None and layout.count:
+            _warn_outside_dot_mode("get_dotvalue")
+            layout.walk(_lib.dgad_py_get_dot_strided, _buffer_address(buffer))
+        np = _numpy()
+        if np is not None and isinstance(buffer, np.ndarray):
+            buffer = buffer.reshape(layout.shape)
+        return buffer
+    np = _numpy()
+    if isinstance(x, int) or (np is not None and isinstance(x, np.integer)):
+        return 0.0  # a passive value (bool included)
     address, size = _location_or_error(x, "get_dot")
-    if _lib is None:
-        return 0.0
-    buffer = _dot_buffer(size, 0.0)
-    answered = _lib.dgad_py_get_dotvalue(address, _ctypes.addressof(buffer), size)
-    if not answered and mode() == "record":
-        _warn_no_dot_mode("get_dotvalue")
-    return float(buffer.value)
+    cell, cell_address = _dot_cell(size, 0.0)
+    if _lib is not None:
+        _warn_outside_dot_mode("get_dotvalue")
+        _lib.dgad_py_get_dotvalue(address, cell_address, size)
+    if size == 16:
+        return cell[0]
+    return float(cell.value)

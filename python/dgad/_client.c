@@ -11,7 +11,8 @@
  *
  * Values are addressed by pointer: the package passes the address of a
  * Python float's ob_fval, of a numpy scalar's value, or of an array element.
- * `kind` is the value's size in bytes: 4 (float32) or 8 (float64).
+ * `kind` is the value's size in bytes: 4 (float32), 8 (float64) or 16
+ * (x87 long double, numpy's longdouble).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -72,8 +73,11 @@ struct block_info {
 
 static double value_at(const void *addr, int kind)
 {
-    return kind == 4 ? (double)*(const volatile float *)addr
-                     : *(const volatile double *)addr;
+    if (kind == 4)
+        return (double)*(const volatile float *)addr;
+    if (kind == 8)
+        return *(const volatile double *)addr;
+    return (double)*(const volatile long double *)addr;
 }
 
 /* 'b' recording, 'd' forward mode, 0 natively. */
@@ -153,40 +157,77 @@ EXPORT void dgad_py_index_to_file(int which, unsigned long long index)
     request(0, REQ_INDEX_TO_FILE, (unsigned long)which, P(&i), 0, 0, 0);
 }
 
-/* The elements of an n-dimensional strided array, in C (row-major) order:
- * what = 0 input, 1 output, 2 make passive (index 0). */
+/* What `walk` does with each element. */
+enum action { MARK_INPUT, MARK_OUTPUT, MAKE_PASSIVE, SET_DOT, GET_DOT };
+
+/* The elements of an n-dimensional strided array, in C (row-major) order.
+ * SET_DOT / GET_DOT read / write the dot values from / into the contiguous
+ * buffer at *dots (one `kind`-byte value per element, the array's type),
+ * advancing it. */
 static void walk(char *base, int ndim, const long *shape, const long *strides,
-                 int kind, int what)
+                 int kind, enum action what, char **dots)
 {
     if (ndim == 0) {
-        if (what == 0)
+        switch (what) {
+        case MARK_INPUT:
             dgad_py_input(base, kind);
-        else if (what == 1)
+            break;
+        case MARK_OUTPUT:
             dgad_py_output(base, kind);
-        else
+            break;
+        case MAKE_PASSIVE:
             dgad_py_set_index(base, 0);
+            break;
+        case SET_DOT:
+            request(0, REQ_SET_DOTVALUE, P(base), P(*dots), (unsigned long)kind, 0, 0);
+            *dots += kind;
+            break;
+        case GET_DOT:
+            request(0, REQ_GET_DOTVALUE, P(base), P(*dots), (unsigned long)kind, 0, 0);
+            *dots += kind;
+            break;
+        }
         return;
     }
     for (long i = 0; i < shape[0]; i++)
-        walk(base + i * strides[0], ndim - 1, shape + 1, strides + 1, kind, what);
+        walk(base + i * strides[0], ndim - 1, shape + 1, strides + 1, kind, what, dots);
 }
 
 EXPORT void dgad_py_input_strided(char *base, int ndim, const long *shape,
                                   const long *strides, int kind)
 {
-    walk(base, ndim, shape, strides, kind, 0);
+    walk(base, ndim, shape, strides, kind, MARK_INPUT, NULL);
 }
 
 EXPORT void dgad_py_output_strided(char *base, int ndim, const long *shape,
                                    const long *strides, int kind)
 {
-    walk(base, ndim, shape, strides, kind, 1);
+    walk(base, ndim, shape, strides, kind, MARK_OUTPUT, NULL);
 }
 
 EXPORT void dgad_py_passive_strided(char *base, int ndim, const long *shape,
                                     const long *strides, int kind)
 {
-    walk(base, ndim, shape, strides, kind, 2);
+    walk(base, ndim, shape, strides, kind, MAKE_PASSIVE, NULL);
+}
+
+/* Forward mode on every element of a strided array, in C order: sets the
+ * dot values from `dots` / reads them into `dots`, a contiguous buffer of
+ * one `kind`-byte value per element (the array's element type: float,
+ * double or x87 long double).  Outside forward mode nothing happens and
+ * `dots` keeps what it holds. */
+EXPORT void dgad_py_set_dot_strided(char *base, int ndim, const long *shape,
+                                    const long *strides, int kind, const char *dots)
+{
+    char *cursor = (char *)dots;
+    walk(base, ndim, shape, strides, kind, SET_DOT, &cursor);
+}
+
+EXPORT void dgad_py_get_dot_strided(char *base, int ndim, const long *shape,
+                                    const long *strides, int kind, char *dots)
+{
+    char *cursor = dots;
+    walk(base, ndim, shape, strides, kind, GET_DOT, &cursor);
 }
 
 /* Forward mode: set / get the dot value of the `size`-byte value at `addr`
@@ -207,5 +248,5 @@ EXPORT unsigned long dgad_py_get_dotvalue(const void *addr, void *dot, unsigned 
  * library built earlier. */
 EXPORT int dgad_py_abi_version(void)
 {
-    return 1;
+    return 2;
 }

@@ -1,9 +1,17 @@
-"""``dgad.grad``: record a function in a child process and sweep its tape.
+"""``dgad.grad``, ``jacobian`` and ``jvp``: run a function in a child
+process under libdgad.so and read its derivatives.
 
 The function runs in a new ``python3`` (this interpreter, ``sys.executable``)
-started with ``LD_PRELOAD=libdgad.so`` and ``DGAD_RECORD`` set to a fresh
-directory; the child marks the inputs, calls the function, marks the
-results and writes their values. ``dg-eval`` then evaluates the tape.
+started with ``LD_PRELOAD=libdgad.so`` (``python3 -m dgad._child DIR``,
+``DIR`` a fresh directory), in one of two modes:
+
+* record mode (``grad``, ``value_and_grad``, ``jacobian``, ``jvp(...,
+  mode="tape")``): the child marks the inputs, calls the function, marks
+  the results and writes their values; ``dg-eval`` then sweeps the tape.
+* forward mode (``jvp``'s default when the library has it,
+  ``DGAD_MODE=dot``): the child gives the inputs the direction as dot
+  values, calls the function and writes the results' values and dot
+  values, J·v; no tape, no ``dg-eval``.
 
 Finding the tools (first hit wins):
 
@@ -114,20 +122,45 @@ def _numbers(x):
     return [float(x)], ("scalar", None, None)
 
 
-def _child_environment(lib, directory):
+def _child_environment(lib, mode, directory=None):
+    """The environment of a child under `lib` in `mode` ("record", with the
+    record directory, or "dot")."""
     env = dict(os.environ)
     # The user's settings reach the child (DGAD_TAPE_LIMIT, DGAD_CPUID, ...),
-    # except those the recording sets itself or that would stop it.
+    # except those the run sets itself or that would stop it.
     for key in ("DGAD_RECORD", "DGAD_MODE", "DGAD_DISABLE"):
         env.pop(key, None)
     env["LD_PRELOAD"] = lib
-    env["DGAD_RECORD"] = directory
-    env["DGAD_MODE"] = "record"
+    env["DGAD_MODE"] = mode
+    if directory is not None:
+        env["DGAD_RECORD"] = directory
     # The child imports this package from where this process found it, and
     # the function's modules from this process's path.
     paths = [os.path.dirname(_PACKAGE_DIR)] + [p or os.getcwd() for p in sys.path]
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
     return env
+
+
+_dot_mode_answers = {}
+
+
+def _has_dot_mode(lib):
+    """True when libdgad.so `lib` runs programs in forward mode
+    (``DGAD_MODE=dot``): `true` is run under it once per library file (a
+    few milliseconds; a library without forward mode stops it with a
+    diagnostic)."""
+    try:
+        info = os.stat(lib)
+    except OSError:
+        return False
+    key = (lib, info.st_mtime_ns, info.st_size)
+    if key not in _dot_mode_answers:
+        true = shutil.which("true") or "/bin/true"
+        result = subprocess.run([true], env=_child_environment(lib, "dot"),
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE)
+        _dot_mode_answers[key] = result.returncode == 0 and b"dgad:" not in result.stderr
+    return _dot_mode_answers[key]
 
 
 def _read_numbers(path):
@@ -143,20 +176,37 @@ def _count_lines(path):
         return 0
 
 
-class _Recording:
-    """One recorded run of `function` at `x`: directory, values, counts."""
+def _read_hex(path):
+    with open(path) as f:
+        return f.read().split()
 
-    def __init__(self, function, x, lib, evaluator, keep):
+
+class _ChildRun:
+    """One run of `function` at `x` in a child python3 under libdgad.so:
+    recorded (`direction` None; the tape is in `directory`) or in forward
+    mode with the inputs' dot values `direction` (a flat list). Holds the
+    inputs, the kind of result, the results' values and, in forward mode,
+    their dot values."""
+
+    def __init__(self, function, x, lib, keep, direction=None):
         self.lib = lib or find_lib()
-        self.evaluator = evaluator or find_eval(self.lib)
         self.inputs, self.shape = _numbers(x)
-        payload = _funcpickle.dumps((function, self.inputs, self.shape))
-        self.directory = tempfile.mkdtemp(prefix="dgad-grad-", dir=_record_root())
+        self.mode = "record" if direction is None else "dot"
+        payload = _funcpickle.dumps((function, self.inputs, self.shape, direction))
+        # Forward mode writes a few lines only, the recording a tape.
+        self.directory = tempfile.mkdtemp(
+            prefix="dgad-grad-" if direction is None else "dgad-jvp-",
+            dir=_record_root() if direction is None else None)
         self.keep = keep or bool(os.environ.get("DGAD_PY_KEEP"))
         with open(os.path.join(self.directory, "dgad-py-payload"), "wb") as f:
             f.write(payload)
         command = [sys.executable, "-m", "dgad._child", self.directory]
-        env = _child_environment(self.lib, self.directory)
+        if self.mode == "record":
+            env = _child_environment(self.lib, "record", self.directory)
+            shown = "LD_PRELOAD=%s DGAD_RECORD=%s" % (self.lib, self.directory)
+        else:
+            env = _child_environment(self.lib, "dot")
+            shown = "LD_PRELOAD=%s DGAD_MODE=dot" % self.lib
         result = subprocess.run(command, env=env, stdin=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE)
         stderr = result.stderr.decode(errors="replace")
@@ -167,16 +217,51 @@ class _Recording:
             directory = self.directory
             self.close()
             raise DgadError(
-                "the recording run failed (exit status %d):\n  %s\n%s%s"
-                % (result.returncode,
-                   "LD_PRELOAD=%s DGAD_RECORD=%s %s" % (self.lib, directory,
-                                                        " ".join(command)),
+                "the %s run failed (exit status %d):\n  %s %s\n%s%s"
+                % ("recording" if self.mode == "record" else "forward-mode",
+                   result.returncode, shown, " ".join(command),
                    stderr.strip() or "(no output on stderr)",
-                   "" if self.keep else "\n(keep=True keeps the record directory)"))
-        with open(values_path) as f:
-            lines = f.read().split()
+                   "" if self.keep else "\n(keep=True keeps the directory %s)" % directory))
+        lines = _read_hex(values_path)
         self.output_kind = lines[0]
         self.values = [float.fromhex(v) for v in lines[1:]]
+        self.dots = None
+        if self.mode == "dot":
+            self.dots = [float.fromhex(v)
+                         for v in _read_hex(os.path.join(self.directory, "dgad-py-dots"))]
+            if len(self.dots) != len(self.values):
+                self.close()
+                raise DgadError("the forward-mode run wrote %d dot values for %d results"
+                                % (len(self.dots), len(self.values)))
+
+    def close(self):
+        if self.directory is None:
+            return
+        directory, self.directory = self.directory, None
+        if self.keep:
+            sys.stderr.write("dgad: python: %s directory kept: %s\n"
+                             % ("record" if self.mode == "record" else "forward-mode run",
+                                directory))
+            return
+        shutil.rmtree(directory, ignore_errors=True)
+
+    def shaped(self, flat):
+        kind, shape, dtype = self.shape
+        if kind == "scalar":
+            return flat[0]
+        if kind == "ndarray":
+            import numpy as np
+            return np.array(flat, dtype=np.float64).reshape(shape)
+        return list(flat)
+
+
+class _Recording(_ChildRun):
+    """One recorded run of `function` at `x`, and the sweeps of its tape."""
+
+    def __init__(self, function, x, lib, evaluator, keep):
+        lib = lib or find_lib()
+        self.evaluator = evaluator or find_eval(lib)
+        super().__init__(function, x, lib, keep)
         count_in = _count_lines(os.path.join(self.directory, "dg-input-indices"))
         count_out = _count_lines(os.path.join(self.directory, "dg-output-indices"))
         # (A run without inputs records nothing at all.)
@@ -202,24 +287,6 @@ class _Recording:
                             % (" ".join(command), result.returncode,
                                result.stdout.decode(errors="replace")))
         return _read_numbers(os.path.join(self.directory, result_file))
-
-    def close(self):
-        if self.directory is None:
-            return
-        directory, self.directory = self.directory, None
-        if self.keep:
-            sys.stderr.write("dgad: python: record directory kept: %s\n" % directory)
-            return
-        shutil.rmtree(directory, ignore_errors=True)
-
-    def shaped(self, flat):
-        kind, shape, dtype = self.shape
-        if kind == "scalar":
-            return flat[0]
-        if kind == "ndarray":
-            import numpy as np
-            return np.array(flat, dtype=np.float64).reshape(shape)
-        return list(flat)
 
 
 def _scalar_output(recording):
@@ -284,33 +351,56 @@ def jacobian(function, x, *, lib=None, evaluator=None, keep=False):
         recording.close()
 
 
-def jvp(function, x, v, *, lib=None, evaluator=None, keep=False):
+def jvp(function, x, v, *, mode=None, lib=None, evaluator=None, keep=False):
     """The Jacobian-vector product J(x)·v of ``function`` at ``x`` in the
-    direction ``v`` (the directional derivative): one recording and
-    ``dg-eval --forward`` seeded with ``v``. ``v`` has the shape of ``x``
-    (flattened in C order); the result has one entry per real result of
-    ``function``: a float for one scalar result, else a list. Until dgad
-    has forward mode inside the run (``DGAD_MODE=dot``), this goes through
-    the tape like ``grad``."""
+    direction ``v`` (the directional derivative). ``v`` has as many values
+    as ``x`` (flattened in C order); the result has one entry per real
+    result of ``function``: a float for one scalar result, else a list.
+
+    ``mode``:
+
+    * ``"dot"``: one run of ``function`` in forward mode
+      (``DGAD_MODE=dot``): the inputs get ``v`` as dot values, the results'
+      dot values are J·v. No tape is written and ``dg-eval`` is not needed.
+    * ``"tape"``: one recording and ``dg-eval --forward`` seeded with ``v``
+      (as ``grad``, but the forward sweep).
+    * None (default): ``"dot"`` when the libdgad.so found has forward mode,
+      else ``"tape"``.
+    """
+    if mode not in (None, "dot", "tape"):
+        raise ValueError("dgad.jvp: mode must be 'dot', 'tape' or None, not %r" % (mode,))
+    inputs, _ = _numbers(x)
+    direction, _ = _numbers(v)
+    if len(direction) != len(inputs):
+        raise DgadError("the direction has %d values, x has %d"
+                        % (len(direction), len(inputs)))
+    lib = lib or find_lib()
+    if mode is None:
+        mode = "dot" if _has_dot_mode(lib) else "tape"
+    if mode == "dot":
+        run = _ChildRun(function, x, lib, keep, direction)
+        run.close()
+        kind, dots = run.output_kind, run.dots
+    else:
+        kind, dots = _tape_jvp(function, x, direction, lib, evaluator, keep)
+    return dots[0] if kind == "scalar" else dots
+
+
+def _tape_jvp(function, x, direction, lib, evaluator, keep):
+    """The results' kind and J·direction from a recording and the forward
+    sweep of its tape."""
     recording = _Recording(function, x, lib, evaluator, keep)
     try:
-        direction, _ = _numbers(v)
-        if len(direction) != len(recording.inputs):
-            raise DgadError("the direction has %d values, x has %d"
-                            % (len(direction), len(recording.inputs)))
-        if not recording.values:
-            return []
         if not recording.inputs:
-            dots = [0.0] * len(recording.values)
-        else:
-            rows = recording.sweep("dg-input-dots", [repr(float(d)) for d in direction],
-                                   "dg-output-dots", "--forward")
-            dots = [row[0] for row in rows]
-            if len(dots) != len(recording.values):
-                raise DgadError("dg-output-dots has %d values, expected %d"
-                                % (len(dots), len(recording.values)))
-        if recording.output_kind == "scalar":
-            return dots[0]
-        return dots
+            return recording.output_kind, [0.0] * len(recording.values)
+        if not recording.values:
+            return recording.output_kind, []
+        rows = recording.sweep("dg-input-dots", [repr(float(d)) for d in direction],
+                               "dg-output-dots", "--forward")
+        dots = [row[0] for row in rows]
+        if len(dots) != len(recording.values):
+            raise DgadError("dg-output-dots has %d values, expected %d"
+                            % (len(dots), len(recording.values)))
+        return recording.output_kind, dots
     finally:
         recording.close()

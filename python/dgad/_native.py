@@ -22,7 +22,7 @@ import sys
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _SOURCE = os.path.join(_HERE, "_client.c")
-_ABI_VERSION = 1
+_ABI_VERSION = 2
 
 if sys.implementation.name != "cpython":
     raise ImportError(
@@ -135,6 +135,8 @@ def _declare(lib):
         "dgad_py_passive_strided": (None, [vp, c.c_int, longp, longp, c.c_int]),
         "dgad_py_set_dotvalue": (c.c_ulong, [vp, vp, c.c_ulong]),
         "dgad_py_get_dotvalue": (c.c_ulong, [vp, vp, c.c_ulong]),
+        "dgad_py_set_dot_strided": (None, [vp, c.c_int, longp, longp, c.c_int, vp]),
+        "dgad_py_get_dot_strided": (None, [vp, c.c_int, longp, longp, c.c_int, vp]),
         "dgad_py_abi_version": (c.c_int, []),
     }
     for name, (restype, argtypes) in signatures.items():

@@ -114,9 +114,36 @@ pub enum Plan {
     /// the live flags (only straight-line shadow moves, which never leave
     /// for the runtime).
     SaveFlags(Box<Plan>),
+    /// Dot mode: SSE/AVX `add`, `sub`, `mul` or `div` of floats or
+    /// doubles (scalar, or packed in an xmm or ymm register, unmasked):
+    /// the tangent computed inline by vector code on the shadows, with
+    /// registers the instruction does not name as temporaries (saved in
+    /// the tool area around it). A memory operand needs dead flags.
+    DotArithmetic(DotArithmetic),
     /// Everything else: the runtime applies the semantics before the
     /// instruction runs.
     Runtime,
+}
+
+/// The operands of a [`Plan::DotArithmetic`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DotArithmetic {
+    /// Add, Sub, Mul or Div.
+    pub op: FpOp,
+    /// Float or double lanes.
+    pub elem: Elem,
+    /// One lane (`sd`/`ss`), else the whole register.
+    pub scalar: bool,
+    /// The register's width in bytes (16 or 32).
+    pub width: u8,
+    /// The destination register.
+    pub dst: Register,
+    /// The first source (the destination for legacy SSE).
+    pub src1: Register,
+    /// The second source: a register, or `None` for the memory operand.
+    pub src: Option<Register>,
+    /// VEX encoding (else legacy SSE).
+    pub vex: bool,
 }
 
 /// The explicit memory operand of a [`Plan::AllPassive`].
@@ -334,10 +361,16 @@ pub fn record_plan(insn: &Instruction, flags_free: bool) -> Plan {
 }
 
 /// Dot mode's plan: record mode's (shadow moves and clears are the same
-/// bytes for tangents as for indices), except that arithmetic, which
-/// record mode writes to the tape inline, goes to the runtime, where the
-/// shared rules compute tangents.
+/// bytes for tangents as for indices), except for arithmetic: the common
+/// forms compute tangents inline ([`Plan::DotArithmetic`]); the others,
+/// which record mode may write to the tape inline, go to the runtime,
+/// where the shared rules compute tangents.
 pub fn dot_plan(insn: &Instruction, flags_free: bool) -> Plan {
+    if let Some(Semantics::FpArith { op, elem, shape }) = semantics(insn.code()) {
+        if let Some(p) = dot_arithmetic(insn, op, elem, shape, flags_free) {
+            return p;
+        }
+    }
     match record_plan(insn, flags_free) {
         Plan::Arithmetic(_) => Plan::Runtime,
         Plan::SaveFlags(p) if matches!(*p, Plan::Arithmetic(_)) => Plan::Runtime,
@@ -866,6 +899,48 @@ fn inline_arithmetic(insn: &Instruction, op: FpOp, shape: Shape, flags_free: boo
     }))
 }
 
+/// [`Plan::DotArithmetic`] for `insn`, if it is such a form.
+fn dot_arithmetic(
+    insn: &Instruction,
+    op: FpOp,
+    elem: Elem,
+    shape: Shape,
+    flags_free: bool,
+) -> Option<Plan> {
+    let vex = match insn.encoding() {
+        EncodingKind::Legacy if insn.op_count() == 2 => false,
+        EncodingKind::VEX if insn.op_count() == 3 => true,
+        _ => return None,
+    };
+    let dst = insn.op0_register();
+    // Add and sub test their operands' activity (the flags).
+    let tests = matches!(op, FpOp::Add | FpOp::Sub);
+    if !matches!(op, FpOp::Add | FpOp::Sub | FpOp::Mul | FpOp::Div)
+        || tests && !flags_free
+        || elem == Elem::F80
+        || insn.op0_kind() != OpKind::Register
+        || !(dst.is_xmm() || dst.is_ymm())
+    {
+        return None;
+    }
+    let last = insn.op_count() - 1;
+    let src = match insn.op_kind(last) {
+        OpKind::Register => Some(insn.op_register(last)),
+        OpKind::Memory if flags_free && insn.segment_prefix() == Register::None => None,
+        _ => return None,
+    };
+    Some(Plan::DotArithmetic(DotArithmetic {
+        op,
+        elem,
+        scalar: shape == Shape::Scalar,
+        width: dst.size() as u8,
+        dst,
+        src1: if vex { insn.op1_register() } else { dst },
+        src,
+        vex,
+    }))
+}
+
 /// Inline plans for the plain SSE/AVX moves (no masking, no shuffling).
 fn vector_move(insn: &Instruction, flags_free: bool) -> Option<Plan> {
     use iced_x86::Code::*;
@@ -1004,6 +1079,57 @@ fn vector_move(insn: &Instruction, flags_free: bool) -> Option<Plan> {
         len,
         zero,
     })
+}
+
+/// Per instruction of a straight-line run: the vector registers xmm0–15
+/// (bit n) whose values are dead before it, as `(low, whole)`: `low`, no
+/// later instruction reads bits 0–127 before writing them all (legacy SSE
+/// code may use it as scratch: it leaves the bits above alone); `whole`,
+/// none reads any part before a VEX or EVEX write (which zeroes the bits
+/// above) replaces it all (VEX code may use it). Branches, calls, returns,
+/// the run's end and instructions that touch every register (`xsave`,
+/// `vzeroupper`, …) keep everything live.
+pub fn vectors_dead_before(insns: &[Instruction]) -> Vec<(u16, u16)> {
+    use iced_x86::FlowControl;
+    let mut live_low = u16::MAX;
+    let mut live_whole = u16::MAX;
+    let mut dead = vec![(0, 0); insns.len()];
+    let mut factory = InstructionInfoFactory::new();
+    for (i, insn) in insns.iter().enumerate().rev() {
+        let barrier = insn.flow_control() != FlowControl::Next
+            || matches!(
+                semantics(insn.code()),
+                Some(Semantics::Special(SpecialKind::StateSave)) | None
+            )
+            || matches!(insn.mnemonic(), Mnemonic::Vzeroupper | Mnemonic::Vzeroall);
+        if barrier {
+            live_low = u16::MAX;
+            live_whole = u16::MAX;
+        } else {
+            let info = factory.info(insn);
+            let zeroing = insn.encoding() != EncodingKind::Legacy;
+            let mut reads = 0u16;
+            for u in info.used_registers() {
+                let r = u.register();
+                if !(r.is_xmm() || r.is_ymm() || r.is_zmm()) || r.number() >= 16 {
+                    continue;
+                }
+                let bit = 1u16 << r.number();
+                if u.access() == OpAccess::Write {
+                    live_low &= !bit;
+                    if zeroing {
+                        live_whole &= !bit;
+                    }
+                } else {
+                    reads |= bit;
+                }
+            }
+            live_low |= reads;
+            live_whole |= reads;
+        }
+        dead[i] = (!live_low, !live_whole);
+    }
+    dead
 }
 
 /// For each instruction of a straight-line run, whether the status flags

@@ -41,7 +41,9 @@ pub struct ContextLayout {
     pub shadow_mask: u32,
     /// The tool's per-thread area. Record mode keeps the thread's tape
     /// chunk at its start: buffer address, first index, next index and end
-    /// index, four consecutive u64s (its inline recording).
+    /// index, four consecutive u64s (its inline recording). Dot mode keeps
+    /// seven 64-byte slots there for the vector temporaries of its inline
+    /// tangent code.
     pub tool_area: u32,
     /// Two scratch slots for inline sequences (16 bytes).
     pub spill_tmp: u32,

@@ -17,6 +17,8 @@
 //! translation (recorded in [`Translation::insn_map`]), which is what lets a
 //! signal or a fault in cache code be explained in guest terms.
 
+mod dot;
+
 use crate::emit::{rel32_for, Emitter, Gpr};
 use crate::instrument::{Arithmetic, MoveSide, Plan};
 use crate::layout::ContextLayout;
@@ -229,6 +231,9 @@ pub struct TranslateOptions {
     /// Start the block with an [`ExitKind::Verify`] exit: its guest code is
     /// in writable memory and may change without `mprotect`.
     pub verify_entry: bool,
+    /// The CPU has AVX-512 state: inserted VEX code, which zeroes vector
+    /// registers above 256 bits, saves whole zmm registers.
+    pub zmm_state: bool,
 }
 
 impl Default for TranslateOptions {
@@ -238,6 +243,7 @@ impl Default for TranslateOptions {
             count_ibl_hits: false,
             instrument: None,
             verify_entry: false,
+            zmm_state: false,
         }
     }
 }
@@ -282,11 +288,13 @@ fn translate_window(
     let window_end = guest_pc + window.len() as u64;
     let mut t = Translator::new(cache_pc, layout);
     t.count_ibl_hits = opts.count_ibl_hits;
+    t.zmm_state = opts.zmm_state;
     t.entry_prologue(guest_pc);
     t.instrument = opts.instrument;
     if opts.instrument.is_some() {
-        t.flags_dead =
-            crate::instrument::flags_dead_before(&straight_line(window, guest_pc, opts.max_insns));
+        let run = straight_line(window, guest_pc, opts.max_insns);
+        t.flags_dead = crate::instrument::flags_dead_before(&run);
+        t.vectors_dead = crate::instrument::vectors_dead_before(&run);
     }
     // Code that may change under us is compared with its translation-time
     // bytes at every entry: inline, at the end of the translation, and
@@ -481,9 +489,13 @@ struct Translator<'a> {
     pending: Vec<(usize, u64, ExitKind)>,
     encoder: Encoder,
     count_ibl_hits: bool,
+    zmm_state: bool,
     instrument: Option<fn(&Instruction, bool) -> crate::instrument::Plan>,
     /// Per instruction of the block (in order): flags dead before it.
     flags_dead: Vec<bool>,
+    /// Per instruction: vector registers dead before it (see
+    /// [`crate::instrument::vectors_dead_before`]).
+    vectors_dead: Vec<(u16, u16)>,
     /// Index of the instruction being translated.
     index: usize,
     /// See [`Translation::entry_off`].
@@ -519,8 +531,10 @@ impl<'a> Translator<'a> {
             pending: Vec::with_capacity(8),
             encoder: Encoder::new(64),
             count_ibl_hits: false,
+            zmm_state: false,
             instrument: None,
             flags_dead: Vec::new(),
+            vectors_dead: Vec::new(),
             index: 0,
             entry_off: 0,
             entry_miss: None,
@@ -824,6 +838,7 @@ impl<'a> Translator<'a> {
                 zero,
             } => self.vector_move(insn, src, dst, len, zero)?,
             Plan::Arithmetic(a) => self.arithmetic(insn, a)?,
+            Plan::DotArithmetic(a) => self.dot_arithmetic(insn, a)?,
             Plan::AllPassive {
                 checks,
                 clears,

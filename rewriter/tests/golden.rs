@@ -26,6 +26,8 @@ struct Case {
     /// `# mode: record` in the file: translate with record-mode
     /// instrumentation.
     record: bool,
+    /// `# mode: dot` in the file: translate with dot-mode instrumentation.
+    dot: bool,
     /// `# mode: native-call` in the file: the stand-in for a function the
     /// runtime answers natively (wrapper [`WRAPPER`], descriptor
     /// [`DESC`] in `rdi`); the guest bytes are not decoded.
@@ -52,6 +54,7 @@ fn parse(path: &Path) -> Case {
     let (cache_addr, expected) = expected.split_once('\n').unwrap_or((expected, ""));
     let mut comment = String::new();
     let mut record = false;
+    let mut dot = false;
     let mut native_call = false;
     let mut verify = false;
     let mut guest_pc = 0;
@@ -59,6 +62,8 @@ fn parse(path: &Path) -> Case {
     for line in head.lines() {
         if line.trim() == "# mode: record" {
             record = true;
+        } else if line.trim() == "# mode: dot" {
+            dot = true;
         } else if line.trim() == "# mode: native-call" {
             native_call = true;
         } else if line.trim() == "# mode: verify" {
@@ -78,6 +83,7 @@ fn parse(path: &Path) -> Case {
     }
     Case {
         record,
+        dot,
         native_call,
         verify,
         comment,
@@ -218,6 +224,10 @@ fn run_case(path: &Path) -> Result<(), String> {
     if case.record {
         opts.instrument = Some(rewriter::instrument::record_plan);
     }
+    if case.dot {
+        // Fixed, whatever this machine has: VEX code saves ymm temporaries.
+        opts.instrument = Some(rewriter::instrument::dot_plan);
+    }
     opts.verify_entry = case.verify;
     let t = if case.native_call {
         translate_native_call(
@@ -241,6 +251,8 @@ fn run_case(path: &Path) -> Result<(), String> {
     if std::env::var_os("DGAD_BLESS").is_some() {
         let mode = if case.record {
             "# mode: record\n"
+        } else if case.dot {
+            "# mode: dot\n"
         } else if case.native_call {
             "# mode: native-call\n"
         } else if case.verify {

@@ -15,7 +15,10 @@
 
 #![cfg_attr(not(feature = "std"), no_std)]
 
+extern crate alloc;
+
 mod block;
+pub mod value;
 
 /// File names inside a record directory, as Derivgrind's recorder and
 /// `tape-evaluation` name them (`dg_bar_tape.c`, `tape-evaluation.cpp`).

@@ -13,6 +13,11 @@
 // values, DG_INPUTF); AD output: the norm of the final state,
 // sqrt(sum u^2 + v^2) (DG_OUTPUTF). Prints the norm.
 //
+// Under dgad's forward mode (DGAD_MODE=dot) every initial value also gets
+// dot value 1 (DG_SET_DOTVALUE), and the norm's dot value, its derivative
+// along all-ones, is printed on stderr as `burgers: dot <value>`. Natively
+// and in record mode nothing of this happens.
+//
 // Build: g++ -O3 -I<dgad>/include burgers.cpp -o burgers
 #include <cmath>
 #include <cstdio>
@@ -82,6 +87,12 @@ int main(int argc, char **argv) {
     initial_state(n, u, v);
     for (double &x : u) DG_INPUTF(x);
     for (double &x : v) DG_INPUTF(x);
+    const bool dot_mode = DG_GET_MODE == 'd';
+    if (dot_mode) {
+        const double one = 1.0;
+        for (double &x : u) DG_SET_DOTVALUE(&x, &one, sizeof x);
+        for (double &x : v) DG_SET_DOTVALUE(&x, &one, sizeof x);
+    }
     for (int s = 0; s < steps; s++) {
         step(u, v, un, vn, n, dt, h);
         u.swap(un);
@@ -95,5 +106,10 @@ int main(int argc, char **argv) {
     unsigned long long passive = 0;
     DG_SET_INDEX(&shown, &passive);
     std::printf("%.17g\n", shown);
+    if (dot_mode) {
+        double dot = 0.0;
+        DG_GET_DOTVALUE(&result, &dot, sizeof dot);
+        std::fprintf(stderr, "burgers: dot %.17g\n", dot);
+    }
     return 0;
 }

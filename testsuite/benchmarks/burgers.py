@@ -14,7 +14,12 @@ AD inputs: the initial state, all of u then all of v, row by row (2 N^2
 values, marked with dgad.input); AD output: the norm of the final state,
 sqrt(sum u^2 + v^2). Prints the norm. Natively the marks are no-ops. With
 --time, also prints `burgers: time <seconds>` on stderr: the time steps and
-the norm, without start-up (scripts/bench_python.py).
+the norm, without start-up (scripts/bench_python.py, scripts/bench_dot.py).
+
+Under dgad's forward mode (DGAD_MODE=dot) every initial value also gets
+dot value 1 (dgad.set_dot) and the norm's dot value, its derivative along
+all-ones, is printed on stderr as `burgers: dot <value>`; natively and in
+record mode nothing of this happens.
 """
 
 import math
@@ -85,9 +90,12 @@ def main(argv):
     h = 2.0 / (n - 1)
     dt = 0.2 * h
     u, v = initial_state(n)
+    dot_mode = dgad.mode() == "dot"
     for field in (u, v):
         for row in field:
             dgad.input_array(row)   # each element becomes a marked float
+            if dot_mode:
+                dgad.set_dot(row, 1.0)  # each element: a new float with dot value 1
     start = time.perf_counter()
     for _ in range(steps):
         u, v = step(u, v, n, dt, h)
@@ -98,6 +106,8 @@ def main(argv):
     print(repr(float(dgad.passive(result))))
     if timed:
         print("burgers: time %.6f" % elapsed, file=sys.stderr)
+    if dot_mode:
+        print("burgers: dot %r" % dgad.get_dot(result), file=sys.stderr)
 
 
 if __name__ == "__main__":

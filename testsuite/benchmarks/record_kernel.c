@@ -2,7 +2,11 @@
  * for STEPS steps. AD inputs: every value of the initial state; AD output:
  * the Euclidean norm of the final state. Usage: record_kernel [N [STEPS]].
  * Prints the norm and the number of arithmetic operations on active data it
- * performs (for tape bytes per operation). */
+ * performs (for tape bytes per operation). Under dgad's forward mode
+ * (DGAD_MODE=dot) every initial value also gets dot value 1
+ * (DG_SET_DOTVALUE) and the norm's dot value, its derivative along all-ones,
+ * is printed on stderr as `record_kernel: dot <value>`; natively and in
+ * record mode nothing of this happens. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,9 +20,13 @@ int main(int argc, char **argv)
     double *b = malloc(sizeof(double) * (size_t)n * (size_t)n);
     if (!a || !b || n < 3 || steps < 1)
         return 2;
+    const int dot_mode = DG_GET_MODE == 'd';
+    const double one = 1.0;
     for (int i = 0; i < n * n; i++) {
         a[i] = b[i] = 1.0 + 0.5 * (double)((i * 7919) % 1000) / 1000.0;
         DG_INPUTF(a[i]);
+        if (dot_mode)
+            DG_SET_DOTVALUE(&a[i], &one, sizeof a[i]);
         b[i] = a[i];
     }
     for (int s = 0; s < steps; s++) {
@@ -38,5 +46,10 @@ int main(int argc, char **argv)
     DG_OUTPUTF(norm);
     long ops = (long)steps * (n - 2) * (n - 2) * 7 + (long)n * n * 2 + 1;
     printf("norm %.17g\nactive operations %ld\n", norm, ops);
+    if (dot_mode) {
+        double dot = 0.0;
+        DG_GET_DOTVALUE(&norm, &dot, sizeof dot);
+        fprintf(stderr, "record_kernel: dot %.17g\n", dot);
+    }
     return 0;
 }

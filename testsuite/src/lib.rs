@@ -13,6 +13,7 @@
 pub mod derivatives;
 pub mod harness;
 pub mod mathfns;
+pub mod mode_transparency;
 
 use std::ffi::{OsStr, OsString};
 use std::fmt::Write as _;

@@ -145,3 +145,117 @@ fn requests_are_no_ops_natively() {
     assert_eq!(d.len(), expected(X).len());
     assert!(d.values().all(|&v| v == 0.0), "{d:?}");
 }
+
+/// With a record directory, the program's input and output marks work in
+/// dot mode as in record mode: `dg-input-dots` seeds the marked inputs,
+/// and `dg-output-dots` gets the marked outputs' tangents — the file
+/// `dg-eval --forward` writes from a tape, without one. Floats' tangents
+/// are floats (single precision), as in Derivgrind's forward mode.
+#[test]
+fn marks_read_input_dots_and_write_output_dots() {
+    let prog = build_record_program("dot_kernels.c", &["-lm"], OptLevel::O3);
+    let inv = Invocation::new(&prog).arg(X.to_string());
+    let scratch = ScratchDir::new("dot-marks");
+    let dir = scratch.path().join("run");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("dg-input-dots"), "2\n").unwrap();
+    let out = run_under_dgad(
+        &inv,
+        None,
+        &[("DGAD_MODE", "dot"), ("DGAD_RECORD", dir.to_str().unwrap())],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let text = std::fs::read_to_string(dir.join("dg-output-dots")).expect("dg-output-dots");
+    let got: Vec<f64> = text.lines().map(|l| l.parse().unwrap()).collect();
+    let want = expected(X);
+    assert_eq!(got.len(), want.len(), "one line per output mark:\n{text}");
+    // The seed is 2 here, and DG_SET_DOTVALUE in the program sets 1 after
+    // the mark: the program's own request wins, as it comes later.
+    for ((name, d, tol), g) in want.iter().zip(&got) {
+        assert!(
+            close(*g, *d, *tol),
+            "{name}: dg-output-dots {g:e}, analytic {d:e}"
+        );
+    }
+}
+
+/// A program without dot requests of its own (`marks_inputs.c`: the
+/// product y of x_i = 1 + i/3, i < 3, and 0.5, marked with `DG_INPUTF` and
+/// `dgad_input`), seeded from the file alone: dot y = Σ s_i·y/x_i, the same
+/// as `dg-eval --forward` on its tape.
+#[test]
+fn seeds_from_input_dots_alone() {
+    let prog = build_record_program("marks_inputs.c", &["-lm"], OptLevel::O3);
+    let inv = Invocation::new(&prog).arg("3");
+    let x = [1.0, 4.0 / 3.0, 5.0 / 3.0, 0.5];
+    let seeds = [3.0, -1.0, 0.5, 2.0];
+    let y: f64 = x.iter().product();
+    let want: f64 = x.iter().zip(seeds).map(|(xi, s)| s * y / xi).sum();
+    let text: String = seeds.iter().map(|s| format!("{s}\n")).collect();
+    let scratch = ScratchDir::new("dot-seeds");
+    let dot_dir = scratch.path().join("dot");
+    std::fs::create_dir_all(&dot_dir).unwrap();
+    std::fs::write(dot_dir.join("dg-input-dots"), &text).unwrap();
+    let native = run_native(&inv, None);
+    let out = run_under_dgad(
+        &inv,
+        None,
+        &[
+            ("DGAD_MODE", "dot"),
+            ("DGAD_RECORD", dot_dir.to_str().unwrap()),
+        ],
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(out.stdout, native.stdout);
+    let got: f64 = std::fs::read_to_string(dot_dir.join("dg-output-dots"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(close(got, want, 1e-14), "dot y = {got}, analytic {want}");
+    let rec_dir = scratch.path().join("record");
+    let rec = run_under_dgad(
+        &inv,
+        None,
+        &[
+            ("DGAD_MODE", "record"),
+            ("DGAD_RECORD", rec_dir.to_str().unwrap()),
+        ],
+    );
+    assert!(rec.status.success(), "{rec:?}");
+    let swept = eval_values(&rec_dir, "dg-input-dots", &text, "dg-output-dots", true);
+    assert!(
+        close(got, swept[0], 1e-14),
+        "dot y = {got}, dg-eval --forward {}",
+        swept[0]
+    );
+}
+
+/// Bad seed files are refused before the program runs, with the reason.
+#[test]
+fn bad_input_dots_are_refused() {
+    let prog = build_record_program("dot_kernels.c", &["-lm"], OptLevel::O3);
+    let inv = Invocation::new(&prog).arg(X.to_string());
+    for (contents, why) in [
+        (None, "cannot read dg-input-dots"),
+        (Some("1 2\n"), "expected one value"),
+        (Some("one\n"), "is not a floating-point value"),
+    ] {
+        let scratch = ScratchDir::new("dot-bad-seeds");
+        let dir = scratch.path().join("run");
+        std::fs::create_dir_all(&dir).unwrap();
+        if let Some(c) = contents {
+            std::fs::write(dir.join("dg-input-dots"), c).unwrap();
+        }
+        let out = run_under_dgad(
+            &inv,
+            None,
+            &[("DGAD_MODE", "dot"), ("DGAD_RECORD", dir.to_str().unwrap())],
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(125), "{contents:?}: {out:?}");
+        assert!(err.contains(why), "{contents:?}: stderr {err}");
+        assert!(out.stdout.is_empty(), "the program must not have run");
+        assert!(!dir.join("dg-output-dots").exists());
+    }
+}

@@ -21,6 +21,11 @@
 //! without its client library, and the 2-D Burgers benchmark in C++ and
 //! Python, whose values and gradients must agree.
 //!
+//! Forward mode (`DGAD_MODE=dot`): dot values set and read from Python on
+//! every kind of value (`dot_checks.py`), derivatives in the process against
+//! analytic ones, `dgad.jvp` in both its modes (`jvp_checks.py`), and the
+//! Burgers benchmark's dot value against the tape's forward sweep.
+//!
 //! `cargo test -p testsuite --test python_ad` (needs `target/release/libdgad.so`
 //! and `dg-eval`, python3 with numpy, gcc, g++).
 
@@ -449,6 +454,116 @@ fn check_suites(run: &str, suites: &str, env: &[(&str, &str)]) {
     }
 }
 
+/// What is wrong with one case computed in forward mode: its values
+/// against the native run's, its Jacobian (from dot values, column by
+/// column) against the analytic one.
+fn forward_case_problems(native: &Case, dot: &Case) -> Vec<String> {
+    if dot.name != native.name || dot.outputs != native.outputs {
+        return vec![format!(
+            "forward mode ran case {} with {} outputs, natively {} with {}",
+            dot.name, dot.outputs, native.name, native.outputs
+        )];
+    }
+    if native.jacobian.len() != native.outputs
+        || dot.jacobian.len() != native.outputs
+        || dot.values.len() != native.outputs
+        || dot.jacobian.iter().any(|r| r.len() != native.inputs)
+    {
+        return vec![format!(
+            "the Jacobians (analytic {} rows, forward mode {} rows) or values ({}) do not \
+             have {} rows of {} columns",
+            native.jacobian.len(),
+            dot.jacobian.len(),
+            dot.values.len(),
+            native.outputs,
+            native.inputs
+        )];
+    }
+    let t = native.tolerance;
+    let mut problems = Vec::new();
+    for k in 0..native.outputs {
+        if !close(dot.values[k], native.values[k], t) {
+            problems.push(format!(
+                "output {k}: value in forward mode {:?}, native {:?}",
+                dot.values[k], native.values[k]
+            ));
+        }
+        for (i, (&d, &expected)) in dot.jacobian[k].iter().zip(&native.jacobian[k]).enumerate() {
+            if !close(d, expected, t) {
+                problems.push(format!(
+                    "d out{k} / d in{i} = {d:?} in forward mode, analytic {expected:?}"
+                ));
+            }
+        }
+    }
+    problems
+}
+
+/// Runs the driver on `suites` natively with `--expect` and under
+/// `DGAD_MODE=dot` with `--dot`, where every case runs once per input with
+/// that input's unit vector as dot values; checks each case's values and
+/// Jacobian (the results' dot values) against the native values and the
+/// analytic Jacobian.
+fn check_suites_dot_mode(suites: &str) {
+    let invocation = python_invocation()
+        .current_dir(ad_dir())
+        .args(["driver.py", suites]);
+    let native = run_native(&invocation.clone().arg("--expect"), None);
+    let (native_mode, native_cases) = parse_driver(&native.stdout_text()).unwrap_or_else(|e| {
+        panic!(
+            "the NATIVE run of the {suites} suites failed: {e}\n{}",
+            text(&native)
+        )
+    });
+    assert!(
+        native.status.success() && native_mode == "native",
+        "the native run of the {suites} suites failed (mode {native_mode:?}):\n{}",
+        text(&native)
+    );
+    let dot_invocation = invocation.clone().arg("--dot");
+    let dot = run_under_dgad(&dot_invocation, None, &[("DGAD_MODE", "dot")]);
+    let (dot_mode, dot_cases) = parse_driver(&dot.stdout_text()).unwrap_or_else(|e| {
+        panic!(
+            "the {suites} suites under DGAD_MODE=dot failed: {e}\n{}",
+            text(&dot)
+        )
+    });
+    assert!(
+        dot.status.success() && dot_mode == "dot",
+        "the {suites} suites under DGAD_MODE=dot failed (mode {dot_mode:?}):\n{}",
+        text(&dot)
+    );
+    assert_eq!(
+        dot_cases.len(),
+        native_cases.len(),
+        "forward mode ran {} cases, natively {}",
+        dot_cases.len(),
+        native_cases.len()
+    );
+    let mut failures = String::new();
+    for (native_case, dot_case) in native_cases.iter().zip(&dot_cases) {
+        let problems = forward_case_problems(native_case, dot_case);
+        if !problems.is_empty() {
+            let _ = writeln!(failures, "{}:", native_case.name);
+            for p in problems.iter().take(6) {
+                let _ = writeln!(failures, "    {p}");
+            }
+            if problems.len() > 6 {
+                let _ = writeln!(failures, "    ... {} more", problems.len() - 6);
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "wrong values or derivatives in forward mode:\n{failures}run: cd {} && DGAD_MODE=dot \
+         LD_PRELOAD={} {}\n--- stderr ---\n{}",
+        ad_dir().display(),
+        dgad_lib().display(),
+        dot_invocation.display(),
+        last_lines(&String::from_utf8_lossy(&dot.stderr), 20)
+    );
+}
+
 /// The four operations, powers, abs, min/max, the math module, loops,
 /// recursion, lists, sum, functools.reduce.
 #[test]
@@ -463,6 +578,21 @@ fn python_ad_scalar() {
 fn python_ad_numpy() {
     numpy_available();
     check_suites("default", "numpy64,numpy32,api", &[]);
+}
+
+/// The scalar suite in forward mode: each case's Jacobian from dot values.
+#[test]
+fn python_ad_scalar_dot_mode() {
+    check_suites_dot_mode("scalar");
+}
+
+/// The numpy float64 and float32 suites in forward mode, with dgad's
+/// default CPU model. (The API suite's checks are record mode's; the API in
+/// forward mode is `dot_checks.py`'s.)
+#[test]
+fn python_ad_numpy_dot_mode() {
+    numpy_available();
+    check_suites_dot_mode("numpy64,numpy32");
 }
 
 /// The numpy suites with the CPU reported as it is (DGAD_CPUID=native): on
@@ -515,6 +645,26 @@ fn regression_issue16_python_float_equal_to_minus_one_is_reported() {
 // dgad.grad and the package without its client library
 // ---------------------------------------------------------------------------
 
+/// Asserts that a checks script (`ok ...` / `WRONG ...` lines, then `END
+/// <name>`) completed with every check right.
+fn assert_checks_pass(name: &str, how: &str, invocation: &Invocation, outcome: &Outcome) {
+    let stdout = outcome.stdout_text();
+    let wrong: Vec<&str> = stdout.lines().filter(|l| l.starts_with("WRONG")).collect();
+    assert!(
+        outcome.status.success()
+            && stdout.lines().last() == Some(&format!("END {name}"))
+            && wrong.is_empty(),
+        "`{}` ({how}) failed{}:\n{}",
+        invocation.display(),
+        if wrong.is_empty() {
+            String::new()
+        } else {
+            format!(", {} wrong:\n{}", wrong.len(), wrong.join("\n"))
+        },
+        text(outcome)
+    );
+}
+
 /// dgad.grad, value_and_grad and jacobian from a native script (each runs a
 /// recording child), and their errors.
 #[test]
@@ -525,15 +675,53 @@ fn python_ad_grad() {
         .arg(dgad_lib())
         .arg(dg_eval());
     let outcome = run_native(&invocation, None);
-    let stdout = outcome.stdout_text();
+    assert_checks_pass("grad_checks", "natively", &invocation, &outcome);
+}
+
+/// Forward mode inside the process (`DGAD_MODE=dot`): `dot_checks.py` sets
+/// and reads dot values of floats, numpy scalars and arrays of float64,
+/// float32 and longdouble (strided, Fortran-ordered), array.array and
+/// lists, and checks the dot values of pure-Python, math, numpy elementwise
+/// and linear-algebra results against the analytic derivatives along the
+/// seeded directions. Natively the same script checks that every dot value
+/// reads 0.0 and that values are left alone.
+#[test]
+fn python_ad_dot_mode() {
+    numpy_available();
+    let invocation = python_invocation()
+        .current_dir(ad_dir())
+        .arg("dot_checks.py");
+    let native = run_native(&invocation, None);
+    assert_checks_pass("dot_checks", "natively", &invocation, &native);
     assert!(
-        outcome.status.success()
-            && stdout.lines().last() == Some("END grad_checks")
-            && !stdout.contains("WRONG"),
-        "`{}` failed:\n{}",
-        invocation.display(),
-        text(&outcome)
+        native.stdout_text().starts_with("mode native\n"),
+        "{}",
+        text(&native)
     );
+    let dot = run_under_dgad(&invocation, None, &[("DGAD_MODE", "dot")]);
+    assert_checks_pass("dot_checks", "under DGAD_MODE=dot", &invocation, &dot);
+    assert!(
+        dot.stdout_text().starts_with("mode dot\n"),
+        "under DGAD_MODE=dot, dgad.mode() must be \"dot\":\n{}",
+        text(&dot)
+    );
+}
+
+/// dgad.jvp in forward mode (a child under `DGAD_MODE=dot`) and through the
+/// tape (a recording and `dg-eval --forward`): pure Python and math, numpy
+/// float64 elementwise functions and linear algebra, float32 and longdouble
+/// arrays, each product against the analytic J·v and the two modes against
+/// each other; the default mode, a direction of the wrong length.
+#[test]
+fn python_ad_jvp() {
+    numpy_available();
+    let invocation = python_invocation()
+        .current_dir(ad_dir())
+        .arg("jvp_checks.py")
+        .arg(dgad_lib())
+        .arg(dg_eval());
+    let outcome = run_native(&invocation, None);
+    assert_checks_pass("jvp_checks", "natively", &invocation, &outcome);
 }
 
 /// Without the client library the package is a no-op natively, and refuses
@@ -664,6 +852,59 @@ fn python_ad_burgers() {
         assert!(
             close(forward, sum, 1e-12),
             "{label}: the forward sweep along all-ones gives {forward:?}, the gradient's sum is {sum:?}"
+        );
+    }
+}
+
+/// The value `<program>: dot <value>` on a run's stderr.
+fn reported_dot(label: &str, outcome: &Outcome) -> f64 {
+    let stderr = String::from_utf8_lossy(&outcome.stderr);
+    let value = stderr
+        .lines()
+        .find_map(|line| line.strip_prefix("burgers: dot "))
+        .unwrap_or_else(|| panic!("{label}: no `burgers: dot` line:\n{}", text(outcome)));
+    value
+        .trim()
+        .parse()
+        .unwrap_or_else(|e| panic!("{label}: `burgers: dot {value}`: {e}"))
+}
+
+/// The Burgers benchmark in forward mode: C++ and Python, every initial
+/// value seeded with dot value 1 (the programs do it under `DGAD_MODE=dot`),
+/// print what they print natively, and the norm's dot value equals the C++
+/// recording's forward sweep along all-ones.
+#[test]
+fn python_ad_burgers_dot_mode() {
+    const N: usize = 6;
+    const STEPS: &str = "4";
+    let n = N.to_string();
+    let binary = build_program_at(
+        &workspace_root().join("testsuite/benchmarks/burgers.cpp"),
+        Compiler::Gcc,
+        OptLevel::O3,
+        &["-I".into(), include_dir().into()],
+        &[],
+    );
+    let cxx = Invocation::new(&binary).args([n.as_str(), STEPS]);
+    let py = python_invocation()
+        .arg(workspace_root().join("testsuite/benchmarks/burgers.py"))
+        .args([n.as_str(), STEPS]);
+    let (_, _, tape_forward) = record_burgers("cxx", &cxx, 2 * N * N);
+    for (label, invocation) in [("C++", &cxx), ("Python", &py)] {
+        let native = run_native(invocation, None);
+        let dot = run_under_dgad(invocation, None, &[("DGAD_MODE", "dot")]);
+        assert!(
+            dot.status.success() && dot.stdout == native.stdout,
+            "{label} under DGAD_MODE=dot does not print what the native run prints:\n\
+             --- native ---\n{}\n--- dot mode ---\n{}",
+            text(&native),
+            text(&dot)
+        );
+        let value = reported_dot(label, &dot);
+        assert!(
+            close(value, tape_forward, 1e-12),
+            "{label}: the norm's dot value along all-ones is {value:?}, the tape's forward \
+             sweep gives {tape_forward:?}"
         );
     }
 }

@@ -1,9 +1,23 @@
 //! Derivgrind's client requests in dot mode: `DG_SET_DOTVALUE` and
 //! `DG_GET_DOTVALUE` move tangents between a variable's shadow and a
-//! variable of the program's; `DG_GET_MODE` answers `d`. The recording
-//! requests (`DG_INPUTF`/`DG_OUTPUTF` and the index requests under them)
-//! are accepted and do nothing, as in Derivgrind's forward mode.
+//! variable of the program's; `DG_GET_MODE` answers `d`.
+//!
+//! The recording requests have a meaning here too, so that a program
+//! marked for record mode runs in dot mode unchanged: an index becomes a
+//! *token* naming a tangent (or a marked input, or a variable), kept for a
+//! few requests in the thread's state ([`Marks`]). An input mark
+//! (`NEW_INDEX` of nothing, `SET_INDEX` on the variable, `INDEX_TO_FILE`)
+//! seeds the variable with the next line of `dg-input-dots`; an output
+//! mark (`GET_INDEX`, a `NEW_INDEX` of it with partial 1, `INDEX_TO_FILE`)
+//! appends its tangent to `dg-output-dots` ([`super::files`]). `NEW_INDEX`
+//! combines tangents with the given partials and `SET_INDEX` of such a
+//! token sets a variable's tangent: the custom-derivative pattern works as
+//! in record mode. A variable's type (float, double, x87) is told by
+//! comparing its bytes with the value the request carries.
 
+use super::files;
+use super::mode::{load, store};
+use super::DotState;
 use crate::context::{reg, ThreadCtx};
 use crate::guest_mem::read_mem;
 use crate::tool::request::*;
@@ -66,7 +80,29 @@ pub fn handle(ctx: &mut ThreadCtx) {
             }
         }
         DISABLE => Some(0),
-        GET_INDEX | SET_INDEX | NEW_INDEX | NEW_INDEX_NOACTIVITYANALYSIS | INDEX_TO_FILE => Some(1),
+        GET_INDEX => {
+            if shadowmem::is_app(args[1]) {
+                let token = ctx.dot().marks.make(Mark::Variable(args[1]));
+                store_u64(args[2], token);
+            }
+            Some(1)
+        }
+        NEW_INDEX | NEW_INDEX_NOACTIVITYANALYSIS => {
+            new_index(ctx, args[0], args[1]);
+            Some(1)
+        }
+        SET_INDEX => {
+            if let Some(token) = crate::guest_mem::read_u64(args[2]) {
+                set_index(ctx, args[1], token);
+            }
+            Some(1)
+        }
+        INDEX_TO_FILE => {
+            if let Some(token) = crate::guest_mem::read_u64(args[2]) {
+                index_to_file(ctx, args[1], token);
+            }
+            None
+        }
         GET_FLAGS => Some(0),
         _ => None,
     };
@@ -105,5 +141,191 @@ fn get_dot(addr: u64, daddr: u64, e: Elem) {
         );
         core::ptr::copy_nonoverlapping(t.as_ptr(), daddr as *mut u8, width(e));
         core::ptr::write_bytes(shadowmem::shadow_of(daddr) as *mut u8, 0, width(e));
+    }
+}
+
+/// What a token names.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Mark {
+    /// Nothing (a free slot).
+    None,
+    /// A variable, by address (`GET_INDEX`).
+    Variable(u64),
+    /// A tangent with the value it belongs to (`NEW_INDEX`).
+    Tangent(f64, f64),
+    /// A new input whose value is this (`NEW_INDEX` of nothing).
+    Input(f64),
+    /// An input attached to the variable at this address, of this type
+    /// (`SET_INDEX`), waiting for its `INDEX_TO_FILE`.
+    InputAt(u64, Elem),
+}
+
+const MARKS: usize = 8;
+/// Tokens look like no index a tape would reach.
+const TOKEN_BASE: u64 = 0x4447 << 48;
+
+/// A thread's latest tokens (all zeros: none).
+#[derive(Clone, Copy)]
+#[repr(C)]
+pub struct Marks {
+    count: u64,
+    slots: [(u64, Mark); MARKS],
+}
+
+impl Marks {
+    /// A new token naming `m`.
+    fn make(&mut self, m: Mark) -> u64 {
+        self.count += 1;
+        let token = TOKEN_BASE + self.count;
+        self.slots[(self.count as usize) % MARKS] = (token, m);
+        token
+    }
+
+    /// What `token` names (`Mark::None`: not one of the latest).
+    fn get(&self, token: u64) -> Mark {
+        match self.slots[(token as usize) % MARKS] {
+            (t, m) if t == token && token > TOKEN_BASE => m,
+            _ => Mark::None,
+        }
+    }
+
+    fn set(&mut self, token: u64, m: Mark) {
+        let slot = &mut self.slots[(token as usize) % MARKS];
+        if slot.0 == token {
+            slot.1 = m;
+        }
+    }
+}
+
+/// The type of the variable at `addr` that holds `value`: a double, a
+/// float or an x87 long double, by its bytes (`None`: none of them).
+fn elem_holding(addr: u64, value: f64) -> Option<Elem> {
+    let mut b = [0u8; 10];
+    if !read_mem(addr, &mut b) && !read_mem(addr, &mut b[..8]) {
+        return None;
+    }
+    let double = f64::from_le_bytes(b[..8].try_into().unwrap());
+    let float = f64::from(f32::from_le_bytes(b[..4].try_into().unwrap()));
+    let same = |v: f64| v == value || v.is_nan() && value.is_nan();
+    if same(double) {
+        Some(Elem::F64)
+    } else if same(float) {
+        Some(Elem::F32)
+    } else if same(super::mode::f80_to_f64(&b)) {
+        Some(Elem::F80)
+    } else {
+        None
+    }
+}
+
+/// The tangent of the variable at `addr` of type `e`.
+fn tangent_at(addr: u64, e: Elem) -> f64 {
+    if !shadowmem::is_app_range(addr, addr + width(e) as u64) {
+        return 0.0;
+    }
+    let mut t = [0u8; 10];
+    // SAFETY: application memory, whose shadow is mapped.
+    unsafe {
+        core::ptr::copy_nonoverlapping(
+            shadowmem::shadow_of(addr) as *const u8,
+            t.as_mut_ptr(),
+            width(e),
+        )
+    };
+    load(&t[..width(e)], e)
+}
+
+/// Gives the variable at `addr` of type `e` tangent `t`.
+fn set_tangent(addr: u64, e: Elem, t: f64) {
+    if !shadowmem::is_app_range(addr, addr + width(e) as u64) {
+        return;
+    }
+    let mut b = [0u8; 10];
+    store(&mut b[..width(e)], e, t);
+    // SAFETY: as in `tangent_at`.
+    unsafe {
+        core::ptr::copy_nonoverlapping(b.as_ptr(), shadowmem::shadow_of(addr) as *mut u8, width(e))
+    };
+}
+
+/// The tangent a token stands for, given the value of the result being
+/// made (which tells a variable's type).
+fn tangent_of(ctx: &ThreadCtx, token: u64, value: f64) -> f64 {
+    match ctx.dot_ref().marks.get(token) {
+        Mark::Tangent(t, _) => t,
+        Mark::Variable(addr) => elem_holding(addr, value).map_or(0.0, |e| tangent_at(addr, e)),
+        _ => 0.0,
+    }
+}
+
+/// An index (8 bytes) for the program: its bytes carry no tangent.
+fn store_u64(addr: u64, v: u64) {
+    if shadowmem::is_app_range(addr, addr + 8) {
+        // SAFETY: the guest passed this pointer for the result; writing it
+        // is what the request means (a bad pointer faults as natively).
+        unsafe { core::ptr::write_unaligned(addr as *mut u64, v) };
+        // SAFETY: application address, whose shadow is mapped.
+        unsafe { core::ptr::write_unaligned(shadowmem::shadow_of(addr) as *mut u64, 0) };
+    }
+}
+
+/// `NEW_INDEX`: the pointers to the operand tokens, the partials, the new
+/// token's place and the result's value are at `info`.
+fn new_index(ctx: &mut ThreadCtx, request: u64, info: u64) {
+    let p = load_words(info);
+    let word = |a: u64| crate::guest_mem::read_u64(a).unwrap_or(0);
+    let (i1, i2) = (word(p[0]), word(p[1]));
+    let (p1, p2) = (f64::from_bits(word(p[2])), f64::from_bits(word(p[3])));
+    let value = f64::from_bits(word(p[5]));
+    let token = if i1 == 0 && i2 == 0 {
+        if request == NEW_INDEX {
+            0 // activity analysis: a passive result
+        } else {
+            ctx.dot().marks.make(Mark::Input(value))
+        }
+    } else {
+        let term = |i: u64, p: f64| {
+            if i == 0 || p == 0.0 {
+                0.0
+            } else {
+                p * tangent_of(ctx, i, value)
+            }
+        };
+        let t = term(i1, p1) + term(i2, p2);
+        ctx.dot().marks.make(Mark::Tangent(t, value))
+    };
+    store_u64(p[4], token);
+}
+
+/// `SET_INDEX`: the variable at `addr` becomes what `token` names.
+fn set_index(ctx: &mut ThreadCtx, addr: u64, token: u64) {
+    match ctx.dot_ref().marks.get(token) {
+        Mark::Input(value) => {
+            if let Some(e) = elem_holding(addr, value) {
+                ctx.dot().marks.set(token, Mark::InputAt(addr, e));
+            }
+        }
+        Mark::Tangent(t, value) => {
+            if let Some(e) = elem_holding(addr, value) {
+                set_tangent(addr, e, t);
+            }
+        }
+        // Index 0 (a passive copy) and unknown indices: a tangent has no
+        // place for them (Derivgrind's forward mode ignores them too).
+        _ => {}
+    }
+}
+
+/// `INDEX_TO_FILE`: an input takes its seed, an output's tangent is kept.
+fn index_to_file(ctx: &mut ThreadCtx, which: u64, token: u64) {
+    match (which, ctx.dot_ref().marks.get(token)) {
+        (0, Mark::InputAt(addr, e)) => set_tangent(addr, e, files::next_input_seed()),
+        (0, _) => {
+            // An input mark whose variable was not found: its line is
+            // still used up, so the next inputs keep theirs.
+            files::next_input_seed();
+        }
+        (_, Mark::Tangent(t, _)) => files::output(t),
+        (_, _) => files::output(0.0),
     }
 }

@@ -9,6 +9,7 @@
 //! `DG_SET_DOTVALUE`/`DG_GET_DOTVALUE` ([`client`]).
 
 pub mod client;
+pub mod files;
 pub mod math;
 pub mod mode;
 pub mod tool;
@@ -20,15 +21,22 @@ use crate::context::ThreadCtx;
 /// a fresh thread's).
 #[repr(C)]
 pub struct ThreadState {
+    /// Where inline tangent code saves its vector temporaries (first:
+    /// translated code reaches it at `ContextLayout::tool_area`; seven
+    /// 64-byte slots, `rewriter`'s `translate/dot.rs`).
+    pub inline_temps: [[u8; 64]; 7],
     /// What derivative rules spanning two instructions remember.
     pub rule_memory: RuleMemory,
     /// Tangents handed to the libm wrappers by handle ([`math`]).
     pub handles: math::Handles,
+    /// The latest tokens of the recording requests ([`client`]).
+    pub marks: client::Marks,
 }
 
 const _: () = {
     assert!(core::mem::size_of::<ThreadState>() <= crate::context::TOOL_AREA_BYTES);
     assert!(core::mem::align_of::<ThreadState>() <= 64);
+    assert!(core::mem::offset_of!(ThreadState, inline_temps) == 0);
 };
 
 /// Dot mode's view of a context: its [`ThreadState`].

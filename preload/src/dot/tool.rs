@@ -57,4 +57,9 @@ impl Tool for DotTool {
     fn mem_moved(&self, from: u64, to: u64, len: u64) {
         crate::ad::shadow::move_shadow(from, to, len);
     }
+
+    /// The marked outputs' tangents go to `dg-output-dots`.
+    fn process_ending(&self) {
+        super::files::finish();
+    }
 }

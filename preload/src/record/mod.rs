@@ -19,7 +19,6 @@
 //! removed. Index lines are written as they are declared ([`lines`]).
 
 pub mod client;
-pub mod directory;
 pub mod lines;
 pub mod math;
 pub mod mode;
@@ -78,7 +77,7 @@ pub fn recorder() -> Option<&'static Recorder> {
 }
 
 /// Checks that `dir` can hold the recording (creating it if needed, see
-/// [`directory::open`]) and arms the recorder, with the tape limit
+/// [`crate::directory::open`]) and arms the recorder, with the tape limit
 /// `DGAD_TAPE_LIMIT` if given. Errors are for the user: they name the
 /// directory or the setting.
 pub fn init(dir: &[u8], tape_limit: Option<&[u8]>) -> Result<(), String> {
@@ -120,7 +119,7 @@ fn arm(dir: &[u8], tape_limit: Option<&[u8]>) -> Result<(), String> {
             .min(MAX_INDEX + 1),
     };
     // Every file of the recording is created relative to this descriptor.
-    let dir_fd = crate::fds::adopt(directory::open(dir, &shown)?);
+    let dir_fd = crate::fds::adopt(crate::directory::open(dir, &shown)?);
     let mut d = dir.to_vec();
     d.push(b'/');
     let _ = RECORDER.set(Recorder {
@@ -142,9 +141,7 @@ fn arm(dir: &[u8], tape_limit: Option<&[u8]>) -> Result<(), String> {
 }
 
 /// A short description of an errno value.
-pub fn errno_text(e: i64) -> String {
-    std::io::Error::from_raw_os_error(e as i32).to_string()
-}
+pub use crate::sys::errno_text;
 
 impl Recorder {
     /// Whether operations on active data write blocks now (not inside
@@ -185,21 +182,21 @@ impl Recorder {
     /// into `DIR/exec-2` (then `exec-3`, …). Returns the tape's descriptor.
     /// Under the `files` lock.
     fn create_files(&self) -> i32 {
-        let identity = directory::process_identity();
+        let identity = crate::directory::process_identity();
         let mut dirfd = self.dir_fd;
         let mut n = 1;
-        while directory::recorded_by(dirfd, &identity) {
+        while crate::directory::recorded_by(dirfd, &identity) {
             n += 1;
             let shown = format!("{}exec-{n}", String::from_utf8_lossy(&self.dir));
-            let sub = directory::subdirectory(self.dir_fd, &format!("exec-{n}"), &shown)
+            let sub = crate::directory::subdirectory(self.dir_fd, &format!("exec-{n}"), &shown)
                 .unwrap_or_else(|e| self.fail_unrecorded(&e));
             if dirfd != self.dir_fd {
-                directory::close_dir(dirfd);
+                crate::directory::close_dir(dirfd);
             }
             dirfd = sub;
         }
         if n == 1 {
-            directory::remove_exec_dirs(dirfd);
+            crate::directory::remove_exec_dirs(dirfd);
         } else {
             dirfd = crate::fds::adopt(dirfd);
             self.exec_dir.store(n, Ordering::Relaxed);
@@ -212,20 +209,20 @@ impl Recorder {
             );
         }
         let dir = self.shown_dir();
-        let discard = directory::tape_discarded(dirfd);
-        if let Err((e, name)) = directory::remove_stale(dirfd, discard) {
+        let discard = crate::directory::tape_discarded(dirfd);
+        if let Err((e, name)) = crate::directory::remove_stale(dirfd, discard) {
             self.fail_unrecorded(&format!(
                 "cannot remove the earlier {dir}{name}: {}",
                 errno_text(e)
             ));
         }
         let create = |name: &str, contents: &[u8]| {
-            directory::create(dirfd, name, contents).map_or_else(
+            crate::directory::create(dirfd, name, contents).map_or_else(
                 |e| self.fail_unrecorded(&format!("cannot create {dir}{name}: {}", errno_text(e))),
                 crate::fds::adopt,
             )
         };
-        let mark = create(directory::PROCESS_MARK, &identity);
+        let mark = create(crate::directory::PROCESS_MARK, &identity);
         // SAFETY: closing the descriptor just created.
         unsafe { sys::syscall3(libc::SYS_close, mark as u64, 0, 0) };
         crate::fds::forget(mark);
@@ -236,7 +233,7 @@ impl Recorder {
         // The tape always starts with the all-zero block 0; it is created
         // last, so a tape in the directory means the index files are ours.
         let tape = if discard {
-            directory::open_null().map_or_else(
+            crate::directory::open_null().map_or_else(
                 |e| self.fail_unrecorded(&format!("cannot open /dev/null: {}", errno_text(e))),
                 crate::fds::adopt,
             )

@@ -1,6 +1,6 @@
 """Runs suites of Python AD formulas (python_ad/<suite>.py, each a list CASES).
 
-    python3 driver.py SUITE[,SUITE...] [--expect] [NAME...]
+    python3 driver.py SUITE[,SUITE...] [--expect | --dot] [NAME...]
 
 Prints `mode <dgad.mode()>`, then for every case, in order: marks the
 inputs (dgad.input, dgad.input_array, derivgrind.inputf, ... by the case's
@@ -20,6 +20,11 @@ A case may print `WRONG <what>` from its own checks. The test
 libdgad.so in record mode, then checks values and both sweeps of the tape
 (dg-eval --jacobian, reverse and forward) case by case: the Jacobian of the
 whole run is block-diagonal, one block per case.
+
+With --dot (under DGAD_MODE=dot), every case runs once per input, the
+inputs seeded with that input's unit vector as dot values (by the case's
+kind, as the marks are set), and the `jac` rows are the results' dot
+values: the Jacobian computed in forward mode, column by column.
 """
 
 import array
@@ -84,6 +89,57 @@ def marked_inputs(case):
     return x
 
 
+def seeded_inputs(case, direction):
+    """The inputs as `case.f` receives them, with dot values `direction`
+    (in input order): forward mode's counterpart of marked_inputs."""
+    kind = case.kind
+    if kind == "list":
+        return [dgad.set_dot(v, d) for v, d in zip(case.inputs, direction)]
+    if kind == "derivgrind":
+        return [derivgrind.set_dotvalue(v, d) for v, d in zip(case.inputs, direction)]
+    if kind == "list_inplace":
+        return dgad.set_dot(list(case.inputs), direction)
+    if kind in ("array_d", "array_f"):
+        return dgad.set_dot(array.array(kind[-1], case.inputs), direction)
+    import numpy as np
+    if kind == "np32_scalars":
+        return [dgad.set_dot(np.float32(v), d) for v, d in zip(case.inputs, direction)]
+    if kind == "np64_elements":
+        a = np.empty(len(case.inputs))
+        a[:] = case.inputs
+        for i in range(len(a)):
+            a[i] = derivgrind.set_dotvalue(a[i], direction[i])
+        return a
+    if kind == "views":
+        half = len(case.inputs) // 2
+        base = np.zeros(2 * half)
+        view = base[::2]
+        view[:] = case.inputs[:half]
+        fortran = np.asfortranarray(np.array(case.inputs[half:]).reshape(2, half // 2))
+        dgad.set_dot(view, direction[:half])
+        dgad.set_dot(fortran, direction[half:])  # C order of the logical array
+        return view, fortran
+    dtype = {"f64": np.float64, "f32": np.float32, "f32_2x2": np.float32,
+             "longdouble": np.longdouble}[kind]
+    x = np.array(case.inputs, dtype=dtype)
+    if kind == "f32_2x2":
+        x = x.reshape(2, 2)
+    return dgad.set_dot(x, direction)
+
+
+def forward_jacobian(case):
+    """(results of the first run, Jacobian rows) in forward mode: one run
+    per input, seeded with its unit vector."""
+    n = len(case.inputs)
+    first, columns = None, []
+    for i in range(n):
+        unit = [1.0 if j == i else 0.0 for j in range(n)]
+        results = flatten(case.f(seeded_inputs(case, unit)))
+        first = results if first is None else first
+        columns.append([float(dgad.get_dot(y)) for y in results])
+    return first, [list(row) for row in zip(*columns)]
+
+
 def mark_outputs(case, result):
     results = flatten(result)
     if case.outputs == "output_array":
@@ -101,12 +157,16 @@ def main(argv):
     cases = [case for suite in argv[0].split(",")
              for case in importlib.import_module(suite).CASES]
     expect = "--expect" in argv[1:]
+    dot = "--dot" in argv[1:]
     names = [a for a in argv[1:] if not a.startswith("--")]
     print("mode %s" % dgad.mode(), flush=True)
     for case in cases:
         if names and case.name not in names:
             continue
-        results = mark_outputs(case, case.f(marked_inputs(case)))
+        if dot:
+            results, jacobian = forward_jacobian(case)
+        else:
+            results = mark_outputs(case, case.f(marked_inputs(case)))
         out = ["case %s %d %d %r" % (case.name, len(case.inputs), len(results), case.tol)]
         # Printed from passive copies: formatting an active float takes its
         # bits apart, which dgad reports on stderr.
@@ -114,7 +174,9 @@ def main(argv):
         if expect:
             plain = list(case.inputs)
             out.extend("expect %r" % float(v) for v in case.value(plain))
-            out.extend("jac " + " ".join(repr(float(d)) for d in row) for row in case.jac(plain))
+            jacobian = case.jac(plain)
+        if expect or dot:
+            out.extend("jac " + " ".join(repr(float(d)) for d in row) for row in jacobian)
         print("\n".join(out), flush=True)
     print("END driver")
 

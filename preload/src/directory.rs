@@ -82,7 +82,12 @@ fn c_name(name: &[u8]) -> Vec<u8> {
 fn untrusted(fd: i32, what: &str) -> Option<String> {
     let st = match fstat(fd) {
         Ok(st) => st,
-        Err(e) => return Some(format!("cannot inspect {what}: {}", super::errno_text(e))),
+        Err(e) => {
+            return Some(format!(
+                "cannot inspect {what}: {}",
+                crate::sys::errno_text(e)
+            ))
+        }
     };
     if st.st_mode & libc::S_IFMT != libc::S_IFDIR {
         return Some(format!("{what} is not a directory"));
@@ -113,10 +118,13 @@ pub fn open(path: &[u8], shown: &str) -> Result<i32, String> {
     // SAFETY: p is NUL-terminated.
     let r = unsafe { sys::syscall3(libc::SYS_mkdir, p.as_ptr() as u64, 0o755, 0) };
     if r < 0 && r != -(libc::EEXIST as i64) {
-        return Err(format!("cannot create {what}: {}", super::errno_text(-r)));
+        return Err(format!(
+            "cannot create {what}: {}",
+            crate::sys::errno_text(-r)
+        ));
     }
     let st = stat_of(libc::AT_FDCWD as i64, &p, libc::AT_SYMLINK_NOFOLLOW)
-        .map_err(|e| format!("cannot inspect {what}: {}", super::errno_text(e)))?;
+        .map_err(|e| format!("cannot inspect {what}: {}", crate::sys::errno_text(e)))?;
     let mut flags = libc::O_RDONLY | libc::O_DIRECTORY;
     if st.st_mode & libc::S_IFMT == libc::S_IFLNK {
         // A link is followed only when its owner is the user or root, as
@@ -134,7 +142,10 @@ pub fn open(path: &[u8], shown: &str) -> Result<i32, String> {
     }
     let fd = openat(libc::AT_FDCWD, &p, flags, 0);
     if fd < 0 {
-        return Err(format!("cannot open {what}: {}", super::errno_text(-fd)));
+        return Err(format!(
+            "cannot open {what}: {}",
+            crate::sys::errno_text(-fd)
+        ));
     }
     let fd = fd as i32;
     if let Some(why) = untrusted(fd, &what) {
@@ -143,7 +154,10 @@ pub fn open(path: &[u8], shown: &str) -> Result<i32, String> {
     }
     if let Err(e) = probe(fd) {
         sys::close(fd);
-        return Err(format!("{what} is not writable: {}", super::errno_text(e)));
+        return Err(format!(
+            "{what} is not writable: {}",
+            crate::sys::errno_text(e)
+        ));
     }
     Ok(fd)
 }
@@ -371,7 +385,10 @@ pub fn subdirectory(dirfd: i32, name: &str, shown: &str) -> Result<i32, String> 
     // SAFETY: n is NUL-terminated.
     let r = unsafe { sys::syscall3(libc::SYS_mkdirat, dirfd as u64, n.as_ptr() as u64, 0o755) };
     if r < 0 && r != -(libc::EEXIST as i64) {
-        return Err(format!("cannot create {what}: {}", super::errno_text(-r)));
+        return Err(format!(
+            "cannot create {what}: {}",
+            crate::sys::errno_text(-r)
+        ));
     }
     let fd = openat(
         dirfd,
@@ -380,7 +397,10 @@ pub fn subdirectory(dirfd: i32, name: &str, shown: &str) -> Result<i32, String> 
         0,
     );
     if fd < 0 {
-        return Err(format!("cannot open {what}: {}", super::errno_text(-fd)));
+        return Err(format!(
+            "cannot open {what}: {}",
+            crate::sys::errno_text(-fd)
+        ));
     }
     let fd = fd as i32;
     if let Some(why) = untrusted(fd, &what) {
@@ -393,4 +413,32 @@ pub fn subdirectory(dirfd: i32, name: &str, shown: &str) -> Result<i32, String> 
 /// Closes a directory descriptor of this module.
 pub fn close_dir(fd: i32) {
     sys::close(fd);
+}
+
+/// The contents of file `name` of the directory (not through a link).
+pub fn read_file(dirfd: i32, name: &str) -> Result<Vec<u8>, i64> {
+    let fd = openat(
+        dirfd,
+        &c_name(name.as_bytes()),
+        libc::O_RDONLY | libc::O_NOFOLLOW,
+        0,
+    );
+    if fd < 0 {
+        return Err(-fd);
+    }
+    let fd = fd as i32;
+    let mut out = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        match sys::read(fd, &mut buf) {
+            0 => break,
+            n if n < 0 => {
+                sys::close(fd);
+                return Err(-n);
+            }
+            n => out.extend_from_slice(&buf[..n as usize]),
+        }
+    }
+    sys::close(fd);
+    Ok(out)
 }

@@ -1,0 +1,636 @@
+//! Dot mode's inline arithmetic ([`Plan::DotArithmetic`]): the tangent of
+//! an SSE/AVX `add`, `sub`, `mul` or `div` computed by vector code on the
+//! shadows before the instruction runs, with registers the instruction
+//! does not name as temporaries.
+//!
+//! ```text
+//! add  dot = dA + dB          mul  dot = dA·b + a·dB   (each term only
+//! sub  dot = dA − dB          div  dot = (dA − (a/b)·dB) / b   where its
+//!                                                      tangent is nonzero)
+//! ```
+//! A term whose tangent is zero is left out rather than multiplied (so
+//! `∞ · 0` makes no NaN tangent out of passive data). An `add` or `sub`
+//! with exactly one passive operand in some lane whose magnitude lies
+//! where the shifters of rounding tricks lie (2^42 to 2^54 for doubles,
+//! 2^13 to 2^25 for floats) takes the runtime path, where the shared
+//! rules recognise the trick.
+//!
+//! The temporaries are saved in the tool area (dot mode's per-thread
+//! state starts with room for seven 64-byte registers) and restored after.
+//! Legacy SSE code computes with legacy SSE (which leaves bits above 128
+//! alone: 16 bytes saved); VEX code with VEX, which zeroes bits above the
+//! vector length, so the whole register is saved (a zmm when the CPU has
+//! AVX-512 state, [`crate::TranslateOptions::zmm_state`]). The only
+//! instruction that can fault, the load of a memory operand's value,
+//! comes before any temporary changes. The tangent arithmetic runs under
+//! the program's MXCSR (its sticky flags may gain bits; see
+//! `docs/limitations.md`).
+#![allow(clippy::too_many_lines)]
+
+use super::{gs_operand, TranslateError, Translator, SPILLS_RAX};
+use crate::emit::Gpr;
+use crate::instrument::DotArithmetic;
+use crate::semantics::{Elem, FpOp};
+use iced_x86::{Code, Instruction, InstructionInfoFactory, MemoryOperand, Register};
+use shadowmem::RegFile;
+
+/// Bytes of tool area per saved temporary.
+const TEMP_SLOT: u32 = 64;
+/// Temporaries the arithmetic needs.
+const TEMPS: usize = 7;
+
+/// The vector operations the tangent code uses.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum V {
+    Load,
+    Store,
+    Copy,
+    Add,
+    Sub,
+    Mul,
+    Div,
+    And,
+    Or,
+    Xor,
+    Max,
+    CmpLe,
+    CmpLt,
+    /// One element from memory into every lane.
+    Broadcast,
+    CmpEq,
+    CmpNeq,
+    MoveMask,
+    /// VEX scalar merge: `vmovsd x, x, y` (low lane of y, rest of x).
+    Merge,
+}
+
+/// The encoding family of the tangent code.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Form {
+    vex: bool,
+    ymm: bool,
+    scalar: bool,
+    double: bool,
+}
+
+impl Form {
+    fn code(self, v: V) -> Code {
+        use Code::*;
+        let Form {
+            vex,
+            ymm,
+            scalar,
+            double,
+        } = self;
+        // Bitwise operations and masks work on whole registers.
+        let packed_only = matches!(
+            v,
+            V::And | V::Or | V::Xor | V::MoveMask | V::Copy | V::Broadcast
+        );
+        let scalar = scalar && !packed_only;
+        macro_rules! pick {
+            ($lpd:ident, $lsd:ident, $vpd:ident, $vpdy:ident, $vsd:ident,
+             $lps:ident, $lss:ident, $vps:ident, $vpsy:ident, $vss:ident) => {
+                match (double, vex, ymm, scalar) {
+                    (true, false, _, false) => $lpd,
+                    (true, false, _, true) => $lsd,
+                    (true, true, false, false) => $vpd,
+                    (true, true, true, false) => $vpdy,
+                    (true, true, _, true) => $vsd,
+                    (false, false, _, false) => $lps,
+                    (false, false, _, true) => $lss,
+                    (false, true, false, false) => $vps,
+                    (false, true, true, false) => $vpsy,
+                    (false, true, _, true) => $vss,
+                }
+            };
+        }
+        match v {
+            V::Load => pick!(
+                Movupd_xmm_xmmm128,
+                Movsd_xmm_xmmm64,
+                VEX_Vmovupd_xmm_xmmm128,
+                VEX_Vmovupd_ymm_ymmm256,
+                VEX_Vmovsd_xmm_m64,
+                Movups_xmm_xmmm128,
+                Movss_xmm_xmmm32,
+                VEX_Vmovups_xmm_xmmm128,
+                VEX_Vmovups_ymm_ymmm256,
+                VEX_Vmovss_xmm_m32
+            ),
+            V::Store => pick!(
+                Movupd_xmmm128_xmm,
+                Movsd_xmmm64_xmm,
+                VEX_Vmovupd_xmmm128_xmm,
+                VEX_Vmovupd_ymmm256_ymm,
+                VEX_Vmovsd_m64_xmm,
+                Movups_xmmm128_xmm,
+                Movss_xmmm32_xmm,
+                VEX_Vmovups_xmmm128_xmm,
+                VEX_Vmovups_ymmm256_ymm,
+                VEX_Vmovss_m32_xmm
+            ),
+            V::Copy => pick!(
+                Movapd_xmm_xmmm128,
+                Movapd_xmm_xmmm128,
+                VEX_Vmovapd_xmm_xmmm128,
+                VEX_Vmovapd_ymm_ymmm256,
+                VEX_Vmovapd_xmm_xmmm128,
+                Movaps_xmm_xmmm128,
+                Movaps_xmm_xmmm128,
+                VEX_Vmovaps_xmm_xmmm128,
+                VEX_Vmovaps_ymm_ymmm256,
+                VEX_Vmovaps_xmm_xmmm128
+            ),
+            V::Add => pick!(
+                Addpd_xmm_xmmm128,
+                Addsd_xmm_xmmm64,
+                VEX_Vaddpd_xmm_xmm_xmmm128,
+                VEX_Vaddpd_ymm_ymm_ymmm256,
+                VEX_Vaddsd_xmm_xmm_xmmm64,
+                Addps_xmm_xmmm128,
+                Addss_xmm_xmmm32,
+                VEX_Vaddps_xmm_xmm_xmmm128,
+                VEX_Vaddps_ymm_ymm_ymmm256,
+                VEX_Vaddss_xmm_xmm_xmmm32
+            ),
+            V::Sub => pick!(
+                Subpd_xmm_xmmm128,
+                Subsd_xmm_xmmm64,
+                VEX_Vsubpd_xmm_xmm_xmmm128,
+                VEX_Vsubpd_ymm_ymm_ymmm256,
+                VEX_Vsubsd_xmm_xmm_xmmm64,
+                Subps_xmm_xmmm128,
+                Subss_xmm_xmmm32,
+                VEX_Vsubps_xmm_xmm_xmmm128,
+                VEX_Vsubps_ymm_ymm_ymmm256,
+                VEX_Vsubss_xmm_xmm_xmmm32
+            ),
+            V::Mul => pick!(
+                Mulpd_xmm_xmmm128,
+                Mulsd_xmm_xmmm64,
+                VEX_Vmulpd_xmm_xmm_xmmm128,
+                VEX_Vmulpd_ymm_ymm_ymmm256,
+                VEX_Vmulsd_xmm_xmm_xmmm64,
+                Mulps_xmm_xmmm128,
+                Mulss_xmm_xmmm32,
+                VEX_Vmulps_xmm_xmm_xmmm128,
+                VEX_Vmulps_ymm_ymm_ymmm256,
+                VEX_Vmulss_xmm_xmm_xmmm32
+            ),
+            V::Div => pick!(
+                Divpd_xmm_xmmm128,
+                Divsd_xmm_xmmm64,
+                VEX_Vdivpd_xmm_xmm_xmmm128,
+                VEX_Vdivpd_ymm_ymm_ymmm256,
+                VEX_Vdivsd_xmm_xmm_xmmm64,
+                Divps_xmm_xmmm128,
+                Divss_xmm_xmmm32,
+                VEX_Vdivps_xmm_xmm_xmmm128,
+                VEX_Vdivps_ymm_ymm_ymmm256,
+                VEX_Vdivss_xmm_xmm_xmmm32
+            ),
+            V::And => pick!(
+                Andpd_xmm_xmmm128,
+                Andpd_xmm_xmmm128,
+                VEX_Vandpd_xmm_xmm_xmmm128,
+                VEX_Vandpd_ymm_ymm_ymmm256,
+                VEX_Vandpd_xmm_xmm_xmmm128,
+                Andps_xmm_xmmm128,
+                Andps_xmm_xmmm128,
+                VEX_Vandps_xmm_xmm_xmmm128,
+                VEX_Vandps_ymm_ymm_ymmm256,
+                VEX_Vandps_xmm_xmm_xmmm128
+            ),
+            V::Or => pick!(
+                Orpd_xmm_xmmm128,
+                Orpd_xmm_xmmm128,
+                VEX_Vorpd_xmm_xmm_xmmm128,
+                VEX_Vorpd_ymm_ymm_ymmm256,
+                VEX_Vorpd_xmm_xmm_xmmm128,
+                Orps_xmm_xmmm128,
+                Orps_xmm_xmmm128,
+                VEX_Vorps_xmm_xmm_xmmm128,
+                VEX_Vorps_ymm_ymm_ymmm256,
+                VEX_Vorps_xmm_xmm_xmmm128
+            ),
+            V::Max => pick!(
+                Maxpd_xmm_xmmm128,
+                Maxsd_xmm_xmmm64,
+                VEX_Vmaxpd_xmm_xmm_xmmm128,
+                VEX_Vmaxpd_ymm_ymm_ymmm256,
+                VEX_Vmaxsd_xmm_xmm_xmmm64,
+                Maxps_xmm_xmmm128,
+                Maxss_xmm_xmmm32,
+                VEX_Vmaxps_xmm_xmm_xmmm128,
+                VEX_Vmaxps_ymm_ymm_ymmm256,
+                VEX_Vmaxss_xmm_xmm_xmmm32
+            ),
+            // Legacy float broadcasts load one float (the lanes above it
+            // are never looked at: `movss` + the packed compares of the
+            // scalar form), the others every lane.
+            V::Broadcast => pick!(
+                Movddup_xmm_xmmm64,
+                Movddup_xmm_xmmm64,
+                VEX_Vmovddup_xmm_xmmm64,
+                VEX_Vbroadcastsd_ymm_m64,
+                VEX_Vmovddup_xmm_xmmm64,
+                Movss_xmm_xmmm32,
+                Movss_xmm_xmmm32,
+                VEX_Vbroadcastss_xmm_m32,
+                VEX_Vbroadcastss_ymm_m32,
+                VEX_Vbroadcastss_xmm_m32
+            ),
+            V::Xor => pick!(
+                Xorpd_xmm_xmmm128,
+                Xorpd_xmm_xmmm128,
+                VEX_Vxorpd_xmm_xmm_xmmm128,
+                VEX_Vxorpd_ymm_ymm_ymmm256,
+                VEX_Vxorpd_xmm_xmm_xmmm128,
+                Xorps_xmm_xmmm128,
+                Xorps_xmm_xmmm128,
+                VEX_Vxorps_xmm_xmm_xmmm128,
+                VEX_Vxorps_ymm_ymm_ymmm256,
+                VEX_Vxorps_xmm_xmm_xmmm128
+            ),
+            V::CmpEq | V::CmpNeq | V::CmpLe | V::CmpLt => pick!(
+                Cmppd_xmm_xmmm128_imm8,
+                Cmpsd_xmm_xmmm64_imm8,
+                VEX_Vcmppd_xmm_xmm_xmmm128_imm8,
+                VEX_Vcmppd_ymm_ymm_ymmm256_imm8,
+                VEX_Vcmpsd_xmm_xmm_xmmm64_imm8,
+                Cmpps_xmm_xmmm128_imm8,
+                Cmpss_xmm_xmmm32_imm8,
+                VEX_Vcmpps_xmm_xmm_xmmm128_imm8,
+                VEX_Vcmpps_ymm_ymm_ymmm256_imm8,
+                VEX_Vcmpss_xmm_xmm_xmmm32_imm8
+            ),
+            V::MoveMask => pick!(
+                Movmskpd_r32_xmm,
+                Movmskpd_r32_xmm,
+                VEX_Vmovmskpd_r32_xmm,
+                VEX_Vmovmskpd_r32_ymm,
+                VEX_Vmovmskpd_r32_xmm,
+                Movmskps_r32_xmm,
+                Movmskps_r32_xmm,
+                VEX_Vmovmskps_r32_xmm,
+                VEX_Vmovmskps_r32_ymm,
+                VEX_Vmovmskps_r32_xmm
+            ),
+            V::Merge => {
+                if double {
+                    VEX_Vmovsd_xmm_xmm_xmm
+                } else {
+                    VEX_Vmovss_xmm_xmm_xmm
+                }
+            }
+        }
+    }
+
+    /// Temporary `n` (0–15) as this form's register.
+    fn reg(self, n: u32) -> Register {
+        if self.vex && self.ymm {
+            Register::YMM0 + n
+        } else {
+            Register::XMM0 + n
+        }
+    }
+}
+
+/// [`TEMPS`] xmm registers `insn` does not name, those in `dead` (whose
+/// values no later instruction reads) first.
+fn temporaries(insn: &Instruction, dead: u16) -> [u32; TEMPS] {
+    let mut factory = InstructionInfoFactory::new();
+    let used: Vec<u32> = factory
+        .info(insn)
+        .used_registers()
+        .iter()
+        .map(|u| u.register())
+        .filter(|r| r.is_xmm() || r.is_ymm() || r.is_zmm())
+        .map(|r| r.number() as u32)
+        .collect();
+    let mut out = [0; TEMPS];
+    let mut k = 0;
+    let free = |n: &u32| !used.contains(n);
+    let dead_first = (0..16)
+        .filter(|n| dead & 1 << n != 0)
+        .chain((0..16).filter(|n| dead & 1 << n == 0));
+    for n in dead_first.filter(free) {
+        if k < TEMPS {
+            out[k] = n;
+            k += 1;
+        }
+    }
+    out
+}
+
+impl Translator<'_> {
+    /// Emits one operation `dst op= src` of the tangent code.
+    fn v(&mut self, f: Form, op: V, dst: Register, src: VSrc) {
+        let code = f.code(op);
+        let imm = match op {
+            V::CmpEq => Some(0u32),
+            V::CmpLt => Some(1u32),
+            V::CmpLe => Some(2u32),
+            V::CmpNeq => Some(4u32),
+            _ => None,
+        };
+        let three = f.vex
+            && !matches!(
+                op,
+                V::Load | V::Store | V::Copy | V::MoveMask | V::Broadcast
+            );
+        let i = match (src, three, imm) {
+            (VSrc::R(r), false, None) => Instruction::with2(code, dst, r),
+            (VSrc::R(r), true, None) => Instruction::with3(code, dst, dst, r),
+            (VSrc::R(r), false, Some(k)) => Instruction::with3(code, dst, r, k),
+            (VSrc::R(r), true, Some(k)) => Instruction::with4(code, dst, dst, r, k),
+            (VSrc::M(m), false, None) if op == V::Store => Instruction::with2(code, m, dst),
+            (VSrc::M(m), true, None) if op == V::Store => Instruction::with2(code, m, dst),
+            (VSrc::M(m), _, None) if matches!(op, V::Load | V::Broadcast) => {
+                Instruction::with2(code, dst, m)
+            }
+            (VSrc::M(m), false, None) => Instruction::with2(code, dst, m),
+            (VSrc::M(m), true, None) => Instruction::with3(code, dst, dst, m),
+            (VSrc::M(_), _, Some(_)) => unreachable!("comparisons take registers"),
+        };
+        self.asm(i);
+    }
+
+    /// Saves (`save`) or restores temporaries `slots` (of [`TEMPS`]),
+    /// except those dead here.
+    fn dot_temps(&mut self, f: Form, temps: &[u32; TEMPS], slots: &[usize], save: bool) {
+        use Code::*;
+        let base = self.layout.tool_area;
+        let (low, whole) = self.vectors_dead.get(self.index).copied().unwrap_or((0, 0));
+        let dead = if f.vex { whole } else { low };
+        for &k in slots {
+            let n = temps[k];
+            if dead & 1 << n != 0 {
+                continue;
+            }
+            let slot = gs_operand(base + TEMP_SLOT * k as u32);
+            let (code, reg) = match (f.vex, self.zmm_state) {
+                (false, _) => (
+                    if save {
+                        Movdqu_xmmm128_xmm
+                    } else {
+                        Movdqu_xmm_xmmm128
+                    },
+                    Register::XMM0 + n,
+                ),
+                (true, false) => (
+                    if save {
+                        VEX_Vmovdqu_ymmm256_ymm
+                    } else {
+                        VEX_Vmovdqu_ymm_ymmm256
+                    },
+                    Register::YMM0 + n,
+                ),
+                (true, true) => (
+                    if save {
+                        EVEX_Vmovdqu64_zmmm512_k1z_zmm
+                    } else {
+                        EVEX_Vmovdqu64_zmm_k1z_zmmm512
+                    },
+                    Register::ZMM0 + n,
+                ),
+            };
+            let i = if save {
+                Instruction::with2(code, slot, reg)
+            } else {
+                Instruction::with2(code, reg, slot)
+            };
+            self.asm(i);
+        }
+    }
+
+    /// [`Plan::DotArithmetic`](crate::instrument::Plan::DotArithmetic).
+    pub(super) fn dot_arithmetic(
+        &mut self,
+        insn: &Instruction,
+        a: DotArithmetic,
+    ) -> Result<(), TranslateError> {
+        let l = *self.layout;
+        let sr = l.shadow_regs;
+        let f = Form {
+            vex: a.vex,
+            ymm: a.width == 32,
+            scalar: a.scalar,
+            double: a.elem == Elem::F64,
+        };
+        let (low, whole) = self.vectors_dead.get(self.index).copied().unwrap_or((0, 0));
+        let temps = temporaries(insn, if f.vex { whole } else { low });
+        let t = |k: usize| f.reg(temps[k]);
+        let shadow =
+            |r: Register| VSrc::M(gs_operand(sr + RegFile::vec_offset(r.number(), 0) as u32));
+        let (t0, t1, t2, t3, t4) = (t(0), t(1), t(2), t(3), t(4));
+        // The temporaries each operation uses (t4: a memory operand's value).
+        let mut used: Vec<usize> = match a.op {
+            FpOp::Mul => vec![0, 1, 2],
+            _ => vec![0, 1, 2, 3],
+        };
+        if a.src.is_none() {
+            used.push(4);
+        }
+        // rax: a memory operand's address, the activity test of add and sub.
+        let uses_rax = a.src.is_none() || matches!(a.op, FpOp::Add | FpOp::Sub);
+        if uses_rax {
+            self.spilled(insn, SPILLS_RAX);
+            self.e.store_gs(l.spill_rax, Gpr::RAX);
+        }
+        self.dot_temps(f, &temps, &used, true);
+        // b, and its tangent into t1.
+        let b = match a.src {
+            Some(r) => {
+                self.v(f, V::Load, t1, shadow(r));
+                f.reg(r.number() as u32)
+            }
+            None => {
+                self.lea_of_operand(Register::RAX, insn);
+                let at_rax = VSrc::M(MemoryOperand::with_base(Register::RAX));
+                self.v(f, V::Load, t4, at_rax);
+                self.e.shadow_address_of_rax(l.shadow_mask);
+                self.v(f, V::Load, t1, at_rax);
+                t4
+            }
+        };
+        // a's tangent into t0; a is the guest's register.
+        let a_reg = f.reg(a.src1.number() as u32);
+        self.v(f, V::Load, t0, shadow(a.src1));
+        let mut slow = None;
+        if matches!(a.op, FpOp::Add | FpOp::Sub) {
+            slow = Some(self.lone_passive_shifter(f, &temps, a_reg, b));
+        }
+        match a.op {
+            FpOp::Add => self.v(f, V::Add, t0, VSrc::R(t1)),
+            FpOp::Sub => self.v(f, V::Sub, t0, VSrc::R(t1)),
+            FpOp::Mul => {
+                // t0 = dA·b where dA ≠ 0; t1 = dB·a where dB ≠ 0.
+                self.v(f, V::Xor, t2, VSrc::R(t2));
+                self.v(f, V::CmpNeq, t2, VSrc::R(t0));
+                self.v(f, V::Mul, t0, VSrc::R(b));
+                self.v(f, V::And, t0, VSrc::R(t2));
+                self.v(f, V::Xor, t2, VSrc::R(t2));
+                self.v(f, V::CmpNeq, t2, VSrc::R(t1));
+                self.v(f, V::Mul, t1, VSrc::R(a_reg));
+                self.v(f, V::And, t1, VSrc::R(t2));
+                self.v(f, V::Add, t0, VSrc::R(t1));
+            }
+            FpOp::Div => {
+                // t3 = a/b; t1 = (a/b)·dB where dB ≠ 0; the numerator
+                // dA − t1, divided by b where it is not zero.
+                self.v(f, V::Copy, t3, VSrc::R(a_reg));
+                self.v(f, V::Div, t3, VSrc::R(b));
+                self.v(f, V::Xor, t2, VSrc::R(t2));
+                self.v(f, V::CmpNeq, t2, VSrc::R(t1));
+                self.v(f, V::Mul, t1, VSrc::R(t3));
+                self.v(f, V::And, t1, VSrc::R(t2));
+                self.v(f, V::Sub, t0, VSrc::R(t1));
+                self.v(f, V::Xor, t2, VSrc::R(t2));
+                self.v(f, V::CmpNeq, t2, VSrc::R(t0));
+                self.v(f, V::Div, t0, VSrc::R(b));
+                self.v(f, V::And, t0, VSrc::R(t2));
+            }
+            _ => unreachable!("the plan takes add, sub, mul and div"),
+        }
+        // The destination's shadow, as the instruction writes its value.
+        let dst = sr + RegFile::vec_offset(a.dst.number(), 0) as u32;
+        match (f.vex, f.scalar) {
+            (false, _) => self.v(f, V::Store, t0, VSrc::M(gs_operand(dst))),
+            (true, true) => {
+                // The low lane, the rest of the first source's xmm part,
+                // zero above.
+                let x = Form { scalar: false, ..f };
+                self.v(x, V::Load, t2, shadow(a.src1));
+                self.v(f, V::Merge, t2, VSrc::R(t0));
+                self.v(x, V::Store, t2, VSrc::M(gs_operand(dst)));
+                self.zero_shadow_from(dst, 16);
+            }
+            (true, false) => {
+                self.v(f, V::Store, t0, VSrc::M(gs_operand(dst)));
+                self.zero_shadow_from(dst, u32::from(a.width));
+            }
+        }
+        self.dot_temps(f, &temps, &used, false);
+        if uses_rax {
+            self.e.load_gs(Gpr::RAX, l.spill_rax);
+        }
+        if let Some(slow) = slow {
+            let done = self.e.jmp_rel32_placeholder();
+            let here = self.e.offset();
+            self.e.bind_rel32(slow, here);
+            self.dot_temps(f, &temps, &used, false);
+            self.e.load_gs(Gpr::RAX, l.spill_rax);
+            self.instrument_call(insn);
+            let here = self.e.offset();
+            self.e.bind_rel32(done, here);
+        }
+        Ok(())
+    }
+
+    /// With dA in t0 and dB in t1: a `jnz` (returned, to the runtime path,
+    /// taken with t0–t3 still to restore) when some lane has exactly one
+    /// passive operand whose magnitude lies in the shifters' binades.
+    /// Lanes both active or both passive, the common case, cost two
+    /// compares and a test. Clobbers t2, t3, `eax` and the flags.
+    fn lone_passive_shifter(
+        &mut self,
+        f: Form,
+        temps: &[u32; TEMPS],
+        a_reg: Register,
+        b: Register,
+    ) -> usize {
+        let l = *self.layout;
+        let t = |k: usize| f.reg(temps[k]);
+        let (t0, t1, t2, t3, t5, t6) = (t(0), t(1), t(2), t(3), t(5), t(6));
+        let lanes = if f.scalar { 1u32 } else { 0xffu32 };
+        // t2 = lanes with one passive operand, t3 = lanes where b is passive.
+        self.v(f, V::Xor, t2, VSrc::R(t2));
+        self.v(f, V::CmpEq, t2, VSrc::R(t0));
+        self.v(f, V::Xor, t3, VSrc::R(t3));
+        self.v(f, V::CmpEq, t3, VSrc::R(t1));
+        self.v(f, V::Xor, t2, VSrc::R(t3));
+        self.v(f, V::MoveMask, Register::EAX, VSrc::R(t2));
+        self.asm(Instruction::with2(
+            Code::Test_rm32_imm32,
+            Register::EAX,
+            lanes,
+        ));
+        let uniform = self.e.jcc_rel32_placeholder(0x4); // jz
+        let (lo, hi) = if f.double {
+            (2f64.powi(42).to_bits(), 2f64.powi(54).to_bits())
+        } else {
+            (
+                u64::from(2f32.powi(13).to_bits()),
+                u64::from(2f32.powi(25).to_bits()),
+            )
+        };
+        self.dot_temps(f, temps, &[5, 6], true);
+        self.e.mov_imm64(Gpr::RAX, lo);
+        self.e.store_gs(l.spill_tmp, Gpr::RAX);
+        self.e.mov_imm64(Gpr::RAX, hi);
+        self.e.store_gs(l.spill_tmp + 8, Gpr::RAX);
+        // t5 = the lone passive operand's value: b where t2 & t3, a where
+        // t2 & !t3.
+        self.v(f, V::And, t3, VSrc::R(t2));
+        self.v(f, V::Copy, t5, VSrc::R(t3));
+        self.v(f, V::And, t5, VSrc::R(b));
+        self.v(f, V::Copy, t6, VSrc::R(t2));
+        self.v(f, V::Xor, t6, VSrc::R(t3));
+        self.v(f, V::And, t6, VSrc::R(a_reg));
+        self.v(f, V::Or, t5, VSrc::R(t6));
+        // |t5| into t6, then lo ≤ |t5| < hi in those lanes.
+        self.v(f, V::Xor, t6, VSrc::R(t6));
+        self.v(f, V::Sub, t6, VSrc::R(t5));
+        self.v(f, V::Max, t6, VSrc::R(t5));
+        self.broadcast(f, t3, l.spill_tmp);
+        self.v(f, V::CmpLe, t3, VSrc::R(t6));
+        self.broadcast(f, t5, l.spill_tmp + 8);
+        self.v(f, V::CmpLt, t6, VSrc::R(t5));
+        self.v(f, V::And, t6, VSrc::R(t3));
+        self.v(f, V::And, t6, VSrc::R(t2));
+        self.v(f, V::MoveMask, Register::EAX, VSrc::R(t6));
+        self.dot_temps(f, temps, &[5, 6], false);
+        self.asm(Instruction::with2(
+            Code::Test_rm32_imm32,
+            Register::EAX,
+            lanes,
+        ));
+        let to_runtime = self.e.jcc_rel32_placeholder(0x5); // jnz
+        let here = self.e.offset();
+        self.e.bind_rel32(uniform, here);
+        to_runtime
+    }
+
+    /// `dst` = the element at `gs:disp` in every lane.
+    fn broadcast(&mut self, f: Form, dst: Register, disp: u32) {
+        self.v(f, V::Broadcast, dst, VSrc::M(gs_operand(disp)));
+        if !f.vex && !f.double {
+            // SSE has no float broadcast from memory: `movss`, then
+            // `shufps` of lane 0 into every lane.
+            self.asm(Instruction::with3(
+                Code::Shufps_xmm_xmmm128_imm8,
+                dst,
+                dst,
+                0u32,
+            ));
+        }
+    }
+
+    /// Zeroes a vector register's shadow from byte `from` to its end.
+    fn zero_shadow_from(&mut self, reg_shadow: u32, from: u32) {
+        let mut z = from;
+        while z < 64 {
+            self.e.zero_gs(reg_shadow + z, 8);
+            z += 8;
+        }
+    }
+}
+
+/// A source operand of the tangent code.
+#[derive(Clone, Copy)]
+enum VSrc {
+    R(Register),
+    M(MemoryOperand),
+}
