@@ -9,7 +9,11 @@
 //! (`NEW_INDEX` of nothing, `SET_INDEX` on the variable, `INDEX_TO_FILE`)
 //! seeds the variable with the next line of `dg-input-dots`; an output
 //! mark (`GET_INDEX`, a `NEW_INDEX` of it with partial 1, `INDEX_TO_FILE`)
-//! appends its tangent to `dg-output-dots` ([`super::files`]). `NEW_INDEX`
+//! appends its tangent to `dg-output-dots` ([`super::files`]). Without a
+//! record directory the marks change no tangent. `GET_INDEX` leaves the
+//! index as the program had it, as Derivgrind's forward mode does; the
+//! `NEW_INDEX` right after it takes the variable it asked about for its
+//! operand 0. `NEW_INDEX`
 //! combines tangents with the given partials and `SET_INDEX` of such a
 //! token sets a variable's tangent: the custom-derivative pattern works as
 //! in record mode. A variable's type (float, double, x87) is told by
@@ -52,6 +56,10 @@ fn width(e: Elem) -> usize {
 /// the default).
 pub fn handle(ctx: &mut ThreadCtx) {
     let args = load_words(ctx.regs.gpr[reg::RAX]);
+    let asked = core::mem::take(&mut ctx.dot().marks.asked);
+    if args[0] == NEW_INDEX || args[0] == NEW_INDEX_NOACTIVITYANALYSIS {
+        ctx.dot().marks.asked = asked;
+    }
     let result = match args[0] {
         GET_MODE => Some(u64::from(b'd')),
         SET_DOTVALUE | GET_DOTVALUE => {
@@ -80,11 +88,11 @@ pub fn handle(ctx: &mut ThreadCtx) {
             }
         }
         DISABLE => Some(0),
+        // The index stays as the program had it (Derivgrind's forward
+        // mode answers nothing); the variable is remembered for an output
+        // mark's `NEW_INDEX`, which comes next.
         GET_INDEX => {
-            if shadowmem::is_app(args[1]) {
-                let token = ctx.dot().marks.make(Mark::Variable(args[1]));
-                store_u64(args[2], token);
-            }
+            ctx.dot().marks.asked = args[1];
             Some(1)
         }
         NEW_INDEX | NEW_INDEX_NOACTIVITYANALYSIS => {
@@ -149,8 +157,6 @@ fn get_dot(addr: u64, daddr: u64, e: Elem) {
 pub enum Mark {
     /// Nothing (a free slot).
     None,
-    /// A variable, by address (`GET_INDEX`).
-    Variable(u64),
     /// A tangent with the value it belongs to (`NEW_INDEX`).
     Tangent(f64, f64),
     /// A new input whose value is this (`NEW_INDEX` of nothing).
@@ -170,6 +176,8 @@ const TOKEN_BASE: u64 = 0x4447 << 48;
 pub struct Marks {
     count: u64,
     slots: [(u64, Mark); MARKS],
+    /// The variable of the latest `GET_INDEX`, until the next request.
+    asked: u64,
 }
 
 impl Marks {
@@ -248,13 +256,20 @@ fn set_tangent(addr: u64, e: Elem, t: f64) {
     };
 }
 
-/// The tangent a token stands for, given the value of the result being
-/// made (which tells a variable's type).
-fn tangent_of(ctx: &ThreadCtx, token: u64, value: f64) -> f64 {
+/// The tangent a token stands for.
+fn tangent_of(ctx: &ThreadCtx, token: u64) -> f64 {
     match ctx.dot_ref().marks.get(token) {
         Mark::Tangent(t, _) => t,
-        Mark::Variable(addr) => elem_holding(addr, value).map_or(0.0, |e| tangent_at(addr, e)),
         _ => 0.0,
+    }
+}
+
+/// The tangent of the variable the `GET_INDEX` just before asked about
+/// (holding `value`), 0 without one.
+fn asked_tangent(ctx: &ThreadCtx, value: f64) -> f64 {
+    match ctx.dot_ref().marks.asked {
+        0 => 0.0,
+        addr => elem_holding(addr, value).map_or(0.0, |e| tangent_at(addr, e)),
     }
 }
 
@@ -277,7 +292,11 @@ fn new_index(ctx: &mut ThreadCtx, request: u64, info: u64) {
     let (i1, i2) = (word(p[0]), word(p[1]));
     let (p1, p2) = (f64::from_bits(word(p[2])), f64::from_bits(word(p[3])));
     let value = f64::from_bits(word(p[5]));
-    let token = if i1 == 0 && i2 == 0 {
+    let output = i1 == 0 && p1 != 0.0 && ctx.dot_ref().marks.asked != 0;
+    let token = if output {
+        let t = p1 * asked_tangent(ctx, value);
+        ctx.dot().marks.make(Mark::Tangent(t, value))
+    } else if i1 == 0 && i2 == 0 {
         if request == NEW_INDEX {
             0 // activity analysis: a passive result
         } else {
@@ -288,7 +307,7 @@ fn new_index(ctx: &mut ThreadCtx, request: u64, info: u64) {
             if i == 0 || p == 0.0 {
                 0.0
             } else {
-                p * tangent_of(ctx, i, value)
+                p * tangent_of(ctx, i)
             }
         };
         let t = term(i1, p1) + term(i2, p2);
@@ -319,7 +338,11 @@ fn set_index(ctx: &mut ThreadCtx, addr: u64, token: u64) {
 /// `INDEX_TO_FILE`: an input takes its seed, an output's tangent is kept.
 fn index_to_file(ctx: &mut ThreadCtx, which: u64, token: u64) {
     match (which, ctx.dot_ref().marks.get(token)) {
-        (0, Mark::InputAt(addr, e)) => set_tangent(addr, e, files::next_input_seed()),
+        (0, Mark::InputAt(addr, e)) => {
+            if let Some(seed) = files::next_input_seed() {
+                set_tangent(addr, e, seed);
+            }
+        }
         (0, _) => {
             // An input mark whose variable was not found: its line is
             // still used up, so the next inputs keep theirs.

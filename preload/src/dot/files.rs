@@ -63,14 +63,12 @@ pub fn init(dir: &[u8]) -> Result<(), String> {
     Ok(())
 }
 
-/// The tangent of the next marked input (0 without a record directory, or
-/// beyond the file's lines, said once).
-pub fn next_input_seed() -> f64 {
-    let Some(f) = FILES.get() else {
-        return 0.0;
-    };
+/// The tangent of the next marked input: `None` without a record
+/// directory (marks seed nothing), 0 beyond the file's lines (said once).
+pub fn next_input_seed() -> Option<f64> {
+    let f = FILES.get()?;
     let n = f.inputs.fetch_add(1, Ordering::Relaxed);
-    match f.seeds.get(n) {
+    Some(match f.seeds.get(n) {
         Some(&s) => s,
         None => {
             if !f.told_short.swap(true, Ordering::Relaxed) {
@@ -82,7 +80,7 @@ pub fn next_input_seed() -> f64 {
             }
             0.0
         }
-    }
+    })
 }
 
 /// Appends a marked output's tangent.
