@@ -12,11 +12,15 @@
 //! `DG_OUTPUTF` and prints them. That source is compiled once per [`Axis`]
 //! (compiler and flags) through the suite's build cache.
 //!
-//! Two checks use a program: [`check_native_values`] runs it natively and
+//! Three checks use a program: [`check_native_values`] runs it natively and
 //! compares the printed values; [`check_recording`] also records it
 //! (`DGAD_RECORD`), requires the same output, and evaluates the tape with
 //! `dg-eval` once per output (reverse: `dg-output-bars` → `dg-input-bars`)
-//! and once per input (forward: `dg-input-dots` → `dg-output-dots`).
+//! and once per input (forward: `dg-input-dots` → `dg-output-dots`);
+//! [`check_dot`] runs it in forward mode (`DGAD_MODE=dot`) once per input,
+//! seeded through the program's tangent hooks ([`DOT_SEEDS_VAR`],
+//! [`DOT_OUT_VAR`]), and compares the output tangents with the Jacobian and
+//! with `dg-eval --forward` on one recording.
 //! Known failures are listed in `testsuite/derivatives/expected_failures.rs`
 //! with a reason that `docs/limitations.md` must repeat.
 
@@ -36,7 +40,7 @@ mod expected_failures;
 #[path = "../derivatives/formulas.rs"]
 mod formulas;
 
-pub use expected_failures::{COPYSIGN_X87_TOP_BYTE, EXPECTED_FAILURES};
+pub use expected_failures::{COPYSIGN_X87_TOP_BYTE, DOT_X87_SIGN_BYTE, EXPECTED_FAILURES};
 pub use formulas::FORMULAS;
 
 // ---------------------------------------------------------------------------
@@ -340,6 +344,10 @@ pub enum Category {
     NativeValues,
     /// `record::`: values, then record, reverse and forward sweeps.
     Record,
+    /// `dot::`: values, then one run in forward mode (`DGAD_MODE=dot`) per
+    /// input with a unit tangent on it; the output tangents against the
+    /// Jacobian's column and against `dg-eval --forward` on a recording.
+    Dot,
 }
 
 impl Category {
@@ -348,6 +356,7 @@ impl Category {
         match self {
             Category::NativeValues => "native_values",
             Category::Record => "record",
+            Category::Dot => "dot",
         }
     }
 }
@@ -415,12 +424,18 @@ impl MatrixTest {
             (Category::Record, Subject::DerivgrindCube) => {
                 check_derivgrind_cube(&name, self.axis, true);
             }
+            (Category::Dot, Subject::Formula(f)) => check_dot(&name, f, self.axis),
+            (Category::Dot, _) => panic!(
+                "{name}: the example programs have no dot-mode hooks; matrix_tests makes no \
+                 such test"
+            ),
         }
     }
 }
 
 /// Every test of one category: each formula on each axis of a language it
-/// exists in, then the two examples.
+/// exists in, then the two examples (not for `dot::`: the examples are
+/// plain programs without the generated programs' tangent hooks).
 pub fn matrix_tests(category: Category) -> Vec<MatrixTest> {
     let mut tests = Vec::new();
     for formula in FORMULAS {
@@ -434,7 +449,11 @@ pub fn matrix_tests(category: Category) -> Vec<MatrixTest> {
             }
         }
     }
-    for subject in [Subject::ReadmeGradient, Subject::DerivgrindCube] {
+    let examples: &[Subject] = match category {
+        Category::Dot => &[],
+        _ => &[Subject::ReadmeGradient, Subject::DerivgrindCube],
+    };
+    for &subject in examples {
         for axis in example_axes() {
             tests.push(MatrixTest {
                 category,
@@ -695,6 +714,181 @@ pub(crate) fn indent(text: &str, prefix: &str) -> String {
     out
 }
 
+// ---------------------------------------------------------------------------
+// The dot-mode hooks of the generated programs
+// ---------------------------------------------------------------------------
+
+/// The variable holding the input tangents of a `dot::` run, one number per
+/// input in marking order, separated by blanks. (Not `DGAD_…`: the runtime
+/// warns about `DGAD_` variables it does not know.)
+pub const DOT_SEEDS_VAR: &str = "DGTEST_DOT_SEEDS";
+
+/// The variable naming the file the output tangents go to, one per line.
+pub const DOT_OUT_VAR: &str = "DGTEST_DOT_OUT";
+
+/// C functions (after the `real` typedef; they need `<stdio.h>`,
+/// `<stdlib.h>`, `<math.h>` and `<valgrind/derivgrind.h>`) through which the
+/// generated programs of both matrices seed and read tangents:
+/// `dot_seeds_begin_()`, `dot_seed_(&x)` after each `DG_INPUTF`,
+/// `dot_seeds_end_()`, and `dot_write_(y, count)` after the outputs are
+/// marked. Without the two variables they do nothing.
+pub(crate) fn c_dot_hooks(float: FloatType) -> String {
+    let (strto, print) = match float {
+        FloatType::Float => ("strtof", "\"%.9g\\n\", (double)dot"),
+        FloatType::Double => ("strtod", "\"%.17g\\n\", dot"),
+        FloatType::LongDouble => ("strtold", "\"%.21Lg\\n\", dot"),
+    };
+    format!(
+        r#"
+/* The dot:: tests' hooks (testsuite/derivatives/README.md). With
+   {DOT_SEEDS_VAR}="s1 s2 ..." input i gets the tangent s_i by
+   DG_SET_DOTVALUE right after its DG_INPUTF; with {DOT_OUT_VAR}=FILE the
+   outputs' tangents (DG_GET_DOTVALUE) go to FILE, one per line. Natively and
+   in record mode both requests leave memory alone, so FILE then holds nan,
+   the value the buffer starts with. stdout is the same either way. */
+static const char *dot_seeds_; /* the rest of {DOT_SEEDS_VAR}, or NULL */
+
+static void dot_seeds_begin_(void)
+{{
+    dot_seeds_ = getenv("{DOT_SEEDS_VAR}");
+}}
+
+/* Gives *x the next seed as its tangent; 0 if there is none. */
+static int dot_seed_(real *x)
+{{
+    if (!dot_seeds_)
+        return 1;
+    char *end;
+    real seed = {strto}(dot_seeds_, &end);
+    if (end == dot_seeds_) {{
+        fputs("{DOT_SEEDS_VAR} has fewer numbers than there are inputs\n", stderr);
+        return 0;
+    }}
+    dot_seeds_ = end;
+    DG_SET_DOTVALUE(x, &seed, sizeof seed);
+    return 1;
+}}
+
+/* 1 unless seeds are left over. */
+static int dot_seeds_end_(void)
+{{
+    if (!dot_seeds_)
+        return 1;
+    while (*dot_seeds_ == ' ' || *dot_seeds_ == '\t' || *dot_seeds_ == '\n')
+        dot_seeds_++;
+    if (*dot_seeds_ == '\0')
+        return 1;
+    fputs("{DOT_SEEDS_VAR} has more numbers than there are inputs\n", stderr);
+    return 0;
+}}
+
+/* Writes the tangents of y[0..count) to {DOT_OUT_VAR}, if set; 0 on error. */
+static int dot_write_(const real *y, int count)
+{{
+    const char *path = getenv("{DOT_OUT_VAR}");
+    if (!path)
+        return 1;
+    FILE *file = fopen(path, "w");
+    if (!file) {{
+        perror(path);
+        return 0;
+    }}
+    for (int k = 0; k < count; k++) {{
+        real dot = (real)NAN; /* stays NaN unless the request is answered */
+        DG_GET_DOTVALUE(&y[k], &dot, sizeof dot);
+        fprintf(file, {print});
+    }}
+    return fclose(file) == 0;
+}}
+"#
+    )
+}
+
+/// A Fortran module `dgtest_dot` (placed before the program) with the same
+/// hooks as [`c_dot_hooks`]: `call dot_seeds_read(count)` once, `call
+/// dot_seed(x(i), i)` after each `dg_inputf`, `call dot_write(y, count)`
+/// after the outputs are marked.
+pub(crate) fn fortran_dot_hooks(float: FloatType) -> String {
+    let c_kind = match float {
+        FloatType::Float => "c_float",
+        FloatType::Double => "c_double",
+        FloatType::LongDouble => "c_long_double",
+    };
+    format!(
+        r#"
+! The dot:: tests' hooks (testsuite/derivatives/README.md). With
+! {DOT_SEEDS_VAR}="s1 s2 ..." input i gets the tangent s_i by dg_set_dotvalue
+! right after its dg_inputf; with {DOT_OUT_VAR}=FILE the outputs' tangents
+! (dg_get_dotvalue) go to FILE, one per line. Natively and in record mode
+! both requests leave memory alone, so FILE then holds NaN, the value the
+! buffer starts with. stdout is the same either way.
+module dgtest_dot
+  use, intrinsic :: iso_c_binding
+  use, intrinsic :: ieee_arithmetic, only: ieee_value, ieee_quiet_nan
+  use, intrinsic :: iso_fortran_env, only: error_unit
+  use derivgrind_clientrequests
+  implicit none
+  private
+  public :: dot_seeds_read, dot_seed, dot_write
+  integer, parameter :: wp = {c_kind}
+  logical :: seeded = .false.
+  real(wp), allocatable, target :: seeds(:)
+contains
+  ! Reads {DOT_SEEDS_VAR}, if set: exactly count numbers.
+  subroutine dot_seeds_read(count)
+    integer, intent(in) :: count
+    character(len=:), allocatable :: text
+    real(wp) :: extra
+    integer :: length, status
+    call get_environment_variable('{DOT_SEEDS_VAR}', length=length, status=status)
+    if (status /= 0) return
+    allocate (character(len=length) :: text)
+    call get_environment_variable('{DOT_SEEDS_VAR}', value=text)
+    allocate (seeds(count))
+    read (text, *, iostat=status) seeds
+    if (status /= 0) then
+      write (error_unit, '(a)') '{DOT_SEEDS_VAR} has fewer numbers than there are inputs'
+      error stop 2
+    end if
+    read (text, *, iostat=status) seeds, extra
+    if (status == 0) then
+      write (error_unit, '(a)') '{DOT_SEEDS_VAR} has more numbers than there are inputs'
+      error stop 2
+    end if
+    seeded = .true.
+  end subroutine dot_seeds_read
+
+  ! Gives x seed i as its tangent.
+  subroutine dot_seed(x, i)
+    real(wp), target, intent(inout) :: x
+    integer, intent(in) :: i
+    if (seeded) call dg_set_dotvalue(c_loc(x), c_loc(seeds(i)), int(c_sizeof(x), c_int))
+  end subroutine dot_seed
+
+  ! Writes the tangents of y(1:count) to {DOT_OUT_VAR}, if set.
+  subroutine dot_write(y, count)
+    integer, intent(in) :: count
+    real(wp), target, intent(in) :: y(count)
+    character(len=:), allocatable :: path
+    real(wp), target :: dot
+    integer :: length, status, unit, k
+    call get_environment_variable('{DOT_OUT_VAR}', length=length, status=status)
+    if (status /= 0) return
+    allocate (character(len=length) :: path)
+    call get_environment_variable('{DOT_OUT_VAR}', value=path)
+    open (newunit=unit, file=path, status='replace', action='write')
+    do k = 1, count
+      dot = ieee_value(dot, ieee_quiet_nan) ! stays NaN unless the request is answered
+      call dg_get_dotvalue(c_loc(y(k)), c_loc(dot), int(c_sizeof(dot), c_int))
+      write (unit, '(es30.20e4)') dot
+    end do
+    close (unit)
+  end subroutine dot_write
+end module dgtest_dot
+"#
+    )
+}
+
 fn max_arity() -> usize {
     FORMULAS
         .iter()
@@ -837,6 +1031,7 @@ fn generate_c_family(language: Language, float: FloatType) -> String {
     }
     text.push('\n');
     text.push_str(&c_family_type_prelude(language, float));
+    text.push_str(&c_dot_hooks(float));
 
     let mut table = String::new();
     for formula in FORMULAS {
@@ -880,7 +1075,8 @@ static const struct formula formulas[] = {{
 {table}}};
 
 /* FORMULA INPUT...: marks the inputs, runs the formula, marks and prints
-   the outputs, one per line. */
+   the outputs, one per line (and seeds and writes tangents for the dot::
+   tests, see above). */
 int main(int argc, char **argv)
 {{
     if (argc < 2) {{
@@ -897,11 +1093,19 @@ int main(int argc, char **argv)
         real in[{arity}], out[{arity}];
         for (int i = 0; i < formulas[f].inputs; i++)
             in[i] = STRTOREAL(argv[2 + i], NULL);
-        for (int i = 0; i < formulas[f].inputs; i++)
+        dot_seeds_begin_();
+        for (int i = 0; i < formulas[f].inputs; i++) {{
             DG_INPUTF(in[i]);
+            if (!dot_seed_(&in[i]))
+                return 2;
+        }}
+        if (!dot_seeds_end_())
+            return 2;
         formulas[f].run(in, out);
         for (int k = 0; k < formulas[f].outputs; k++)
             DG_OUTPUTF(out[k]);
+        if (!dot_write_(out, formulas[f].outputs))
+            return 2;
         for (int k = 0; k < formulas[f].outputs; k++)
             PRINT_REAL(out[k]);
         return 0;
@@ -997,14 +1201,16 @@ module dg_formulas
   end interface
 {specification}contains
 {procedures}end module dg_formulas
-
+{dot_hooks}
 ! FORMULA INPUT...: marks the inputs, runs the formula, marks and prints
-! the outputs, one per line.
+! the outputs, one per line (and seeds and writes tangents for the dot::
+! tests, see module dgtest_dot).
 program derivatives
   use, intrinsic :: iso_c_binding
   use, intrinsic :: iso_fortran_env, only: error_unit
   use derivgrind_clientrequests
   use dg_formulas
+  use dgtest_dot
   implicit none
   character(len=64) :: name, arg
   real(wp), target :: x({arity}), y({arity})
@@ -1027,14 +1233,17 @@ program derivatives
     call get_command_argument(i + 1, arg)
     read (arg, *) x(i)
   end do
+  call dot_seeds_read(nin)
   do i = 1, nin
     call dg_inputf(c_loc(x(i)))
+    call dot_seed(x(i), i)
   end do
   select case (trim(name))
 {calls}  end select
   do i = 1, nout
     call dg_outputf(c_loc(y(i)))
   end do
+  call dot_write(y, nout)
   do i = 1, nout
     write (*, '(es30.20e4)') y(i)
   end do
@@ -1042,6 +1251,7 @@ end program derivatives
 "#,
         dependencies = dependency_note(Language::Fortran),
         arity = max_arity(),
+        dot_hooks = fortran_dot_hooks(float),
     )
 }
 
@@ -1258,6 +1468,36 @@ fn record_and_sweep(
     inputs: usize,
     outputs: usize,
 ) -> Result<Sweeps, String> {
+    record_checked(invocation, stdin, native, dir, inputs, outputs)?;
+    let reverse = (0..outputs)
+        .map(|k| {
+            sweep(
+                dir,
+                "dg-output-bars",
+                &unit_seed(outputs, k),
+                "dg-input-bars",
+                inputs,
+                false,
+            )
+        })
+        .collect();
+    Ok(Sweeps {
+        reverse,
+        forward: forward_sweeps(dir, inputs, outputs),
+    })
+}
+
+/// Records `invocation` into `dir` and checks that the run behaves as the
+/// native one (exit status, stdout byte for byte), wrote a tape, and wrote
+/// one line per mark to the index files.
+fn record_checked(
+    invocation: &Invocation,
+    stdin: Option<&[u8]>,
+    native: &Outcome,
+    dir: &Path,
+    inputs: usize,
+    outputs: usize,
+) -> Result<(), String> {
     let dir_text = dir.to_str().expect("target paths are UTF-8");
     let recorded = run_under_dgad(
         invocation,
@@ -1285,36 +1525,31 @@ fn record_and_sweep(
             ));
         }
     }
-    let unit = |count: usize, at: usize| -> String {
-        (0..count)
-            .map(|j| if j == at { "1.0\n" } else { "0.0\n" })
-            .collect()
-    };
-    let reverse = (0..outputs)
-        .map(|k| {
-            sweep(
-                dir,
-                "dg-output-bars",
-                &unit(outputs, k),
-                "dg-input-bars",
-                inputs,
-                false,
-            )
-        })
-        .collect();
-    let forward = (0..inputs)
+    Ok(())
+}
+
+/// A unit vector of `count` numbers, one per line, with the 1 at `at`.
+fn unit_seed(count: usize, at: usize) -> String {
+    (0..count)
+        .map(|j| if j == at { "1.0\n" } else { "0.0\n" })
+        .collect()
+}
+
+/// The forward sweep over the tape in `dir` once per input `i`, with a
+/// unit `dg-input-dots`: `forward[i][k]` is d output k / d input i.
+fn forward_sweeps(dir: &Path, inputs: usize, outputs: usize) -> Vec<Result<Vec<f64>, String>> {
+    (0..inputs)
         .map(|i| {
             sweep(
                 dir,
                 "dg-input-dots",
-                &unit(inputs, i),
+                &unit_seed(inputs, i),
                 "dg-output-dots",
                 outputs,
                 true,
             )
         })
-        .collect();
-    Ok(Sweeps { reverse, forward })
+        .collect()
 }
 
 /// One `dg-eval` run: writes the seed file, runs, reads the result file.
@@ -1458,6 +1693,171 @@ fn finish_recording(
             "  {}\n  command: {}\n  record directory (kept): {}",
             problems.join("\n  "),
             invocation.display(),
+            dir.display()
+        ),
+    );
+}
+
+// ---------------------------------------------------------------------------
+// Forward mode
+// ---------------------------------------------------------------------------
+
+/// `invocation` with the tangent hooks on (`seeds` for the inputs, the
+/// output tangents to `out`), and the two settings as a command line
+/// shows them.
+pub(crate) fn with_dot_hooks(
+    invocation: &Invocation,
+    seeds: &[f64],
+    out: &Path,
+) -> (Invocation, String) {
+    let seeds: Vec<String> = seeds.iter().map(|v| format!("{v:?}")).collect();
+    let seeds = seeds.join(" ");
+    let settings = format!("{DOT_SEEDS_VAR}='{seeds}' {DOT_OUT_VAR}={}", out.display());
+    let hooked = invocation
+        .clone()
+        .env(DOT_SEEDS_VAR, seeds)
+        .env(DOT_OUT_VAR, out);
+    (hooked, settings)
+}
+
+/// The numbers the hooks wrote to `path`: `Err` unless there are `count`.
+fn dot_file(path: &Path, count: usize) -> Result<Vec<f64>, String> {
+    let text = fs::read_to_string(path)
+        .map_err(|e| format!("the program wrote no {}: {e}", path.display()))?;
+    let values = parse_numbers(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    if values.len() == count {
+        Ok(values)
+    } else {
+        Err(format!(
+            "{} has {} numbers, expected one per output: {count}",
+            path.display(),
+            values.len()
+        ))
+    }
+}
+
+/// `dot::`: the native values; the hooks change nothing natively or in
+/// record mode (stdout byte for byte, output tangents left NaN); then, for
+/// each input i, a run with `DGAD_MODE=dot` and a unit tangent on input i
+/// must behave as the native run, and its output tangents must match column
+/// i of the Jacobian and the forward sweep of `dg-eval` over one recording
+/// (seeded with the same unit vector), both to the type's tolerance.
+pub fn check_dot(test: &str, formula: &Formula, axis: Axis) {
+    let program = formula_program(axis);
+    let invocation = formula_invocation(&program, formula);
+    let native = run_native(&invocation, None);
+    native_values_checked(test, formula, axis, &invocation, &native);
+    let dir = record_dir(test);
+    let inputs: Vec<&str> = formula.inputs.iter().map(|(n, _)| *n).collect();
+    let (n_in, n_out) = (inputs.len(), formula.outputs.len());
+    let jacobian = (formula.jacobian)(&formula.input_values());
+    let tolerance = axis.float.tolerance().derivative;
+    let unit = |i: usize| -> Vec<f64> { (0..n_in).map(|j| f64::from(u8::from(i == j))).collect() };
+    let mut problems = Vec::new();
+    let mut commands = Vec::new();
+
+    // Natively and in record mode the requests must leave memory alone:
+    // the output tangents stay NaN.
+    let untouched = |what: &str, out: &Path, problems: &mut Vec<String>| match dot_file(out, n_out)
+    {
+        Ok(dots) if dots.iter().all(|d| d.is_nan()) => {}
+        Ok(dots) => problems.push(format!(
+            "{what}: DG_GET_DOTVALUE changed its buffer (NaN before), got {dots:?}"
+        )),
+        Err(e) => problems.push(format!("{what}: {e}")),
+    };
+    let out = dir.join("dots-native");
+    let (hooked, settings) = with_dot_hooks(&invocation, &unit(0), &out);
+    let outcome = run_native(&hooked, None);
+    if outcome.status == native.status && outcome.stdout == native.stdout {
+        untouched("the native run", &out, &mut problems);
+    } else {
+        problems.push(format!(
+            "the native run with the tangent hooks on (`{settings} {}`) does not behave as \
+             without them\n--- without ---\n{}\n--- with ---\n{}",
+            hooked.display(),
+            outcome_text(&native),
+            outcome_text(&outcome)
+        ));
+    }
+    let out = dir.join("dots-record");
+    let (hooked, settings) = with_dot_hooks(&invocation, &unit(0), &out);
+    let forward = match record_checked(&hooked, None, &native, &dir, n_in, n_out) {
+        Ok(()) => {
+            untouched("the recording", &out, &mut problems);
+            forward_sweeps(&dir, n_in, n_out)
+        }
+        Err(reason) => {
+            problems.push(format!("with the tangent hooks on ({settings}): {reason}"));
+            Vec::new()
+        }
+    };
+
+    for i in 0..n_in {
+        let out = dir.join(format!("dots-{i}"));
+        let (hooked, settings) = with_dot_hooks(&invocation, &unit(i), &out);
+        let dotted = run_under_dgad(&hooked, None, &[("DGAD_MODE", "dot")]);
+        commands.push(format!(
+            "{settings} DGAD_MODE=dot LD_PRELOAD={} {}",
+            dgad_lib().display(),
+            hooked.display()
+        ));
+        if dotted.status != native.status || dotted.stdout != native.stdout {
+            problems.push(format!(
+                "the dot-mode run for d/d {} does not behave as the native run\n\
+                 --- native ---\n{}\n--- dot mode ---\n{}",
+                inputs[i],
+                outcome_text(&native),
+                outcome_text(&dotted)
+            ));
+            continue;
+        }
+        let dots = match dot_file(&out, n_out) {
+            Ok(dots) => dots,
+            Err(e) => {
+                problems.push(format!("dot mode, d/d {}: {e}", inputs[i]));
+                continue;
+            }
+        };
+        for (k, &dot) in dots.iter().enumerate() {
+            let expected = jacobian[k][i];
+            if !within(dot, expected, tolerance) || dot.is_nan() {
+                problems.push(format!(
+                    "dot mode: d {}/d {} expected {expected:?}, got {dot:?}",
+                    formula.outputs[k], inputs[i]
+                ));
+            }
+            match forward.get(i) {
+                Some(Ok(column)) if !within(dot, column[k], tolerance) || dot.is_nan() => {
+                    problems.push(format!(
+                        "dot mode and dg-eval --forward disagree: d {}/d {} is {dot:?} in dot \
+                         mode, {:?} from the tape",
+                        formula.outputs[k], inputs[i], column[k]
+                    ));
+                }
+                _ => {}
+            }
+        }
+    }
+    for (i, column) in forward.iter().enumerate() {
+        if let Err(e) = column {
+            problems.push(format!("forward sweep for {}: {e}", inputs[i]));
+        }
+    }
+    if problems.is_empty() {
+        let _ = fs::remove_dir_all(&dir);
+        return;
+    }
+    fail(
+        test,
+        "the dot-mode runs or their tangents are wrong",
+        &formula.describe(),
+        axis,
+        &format!(
+            "  {}\n  dot-mode runs:\n    {}\n  record directory (kept, with the dots-* files \
+             the runs wrote): {}",
+            problems.join("\n  "),
+            commands.join("\n    "),
             dir.display()
         ),
     );

@@ -21,8 +21,9 @@
 //! optimisation × type), however many tests look at it: natively, recorded
 //! (`DGAD_RECORD`) with one reverse and one forward `dg-eval` sweep in vector
 //! mode (a column per output slot, a column per argument slot), and recorded
-//! with `DGAD_MATHWRAP=0`. The tests, one per function and axis and mode,
-//! compare their own rows.
+//! with `DGAD_MATHWRAP=0`, and in forward mode (`DGAD_MODE=dot`) once per
+//! argument slot with the tangent hooks of the derivative matrix. The tests,
+//! one per function and axis and mode, compare their own rows.
 //! Known failures are listed in `testsuite/mathfns/expected_failures.rs`
 //! with a reason that `docs/limitations.md` must repeat.
 
@@ -35,8 +36,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use crate::derivatives::{
-    all_axes, dependency_note, fortran_client_build, include_dir, indent, run_dg_eval,
-    write_if_changed, Axis, FloatType, Language,
+    all_axes, c_dot_hooks, dependency_note, fortran_client_build, fortran_dot_hooks, include_dir,
+    indent, run_dg_eval, with_dot_hooks, write_if_changed, Axis, FloatType, Language, DOT_OUT_VAR,
+    DOT_SEEDS_VAR,
 };
 use crate::{
     build_program_at, build_root, dgad_lib, once, run_native, run_under_dgad, Compiler, Invocation,
@@ -1402,11 +1404,17 @@ pub enum Category {
     /// `nowrap_values::`: a recording with `DGAD_MATHWRAP=0` (libm run as
     /// machine code) prints the native rows byte for byte.
     NowrapValues,
+    /// `dot::`: forward mode (`DGAD_MODE=dot`), one run per argument slot
+    /// with a unit tangent on that argument of every call, prints the native
+    /// rows byte for byte, and the results' tangents are the reference
+    /// partials and the recording's forward sweep.
+    Dot,
 }
 
 impl Category {
     /// Every category, in name order.
-    pub const ALL: [Category; 3] = [
+    pub const ALL: [Category; 4] = [
+        Category::Dot,
         Category::NativeValues,
         Category::NowrapValues,
         Category::Record,
@@ -1418,6 +1426,7 @@ impl Category {
             Category::NativeValues => "native_values",
             Category::Record => "record",
             Category::NowrapValues => "nowrap_values",
+            Category::Dot => "dot",
         }
     }
 }
@@ -1451,6 +1460,7 @@ impl MathTest {
             Category::NativeValues => check_native_values(&name, self.function, self.axis),
             Category::Record => check_recording(&name, self.function, self.axis),
             Category::NowrapValues => check_nowrap_values(&name, self.function, self.axis),
+            Category::Dot => check_dot(&name, self.function, self.axis),
         }
     }
 }
@@ -1629,9 +1639,9 @@ fn generate_c_family(language: Language, float: FloatType, layout: &Layout) -> S
         dependency_note(language)
     );
     text.push_str(if language == Language::C {
-        "#include <math.h>\n#include <stdio.h>\n"
+        "#include <math.h>\n#include <stdio.h>\n#include <stdlib.h>\n"
     } else {
-        "#include <cmath>\n#include <cstdio>\n"
+        "#include <cmath>\n#include <cstdio>\n#include <cstdlib>\n"
     });
     let _ = write!(
         text,
@@ -1643,6 +1653,7 @@ fn generate_c_family(language: Language, float: FloatType, layout: &Layout) -> S
          static int n_[NN + 1]; /* integer arguments */\n",
         layout.inputs, layout.ints, layout.outputs
     );
+    text.push_str(&c_dot_hooks(float));
     let mut calls = String::new();
     let mut prints = String::new();
     for block in &layout.blocks {
@@ -1721,10 +1732,18 @@ int main(void)
             fprintf(stderr, "cannot read integer argument %d from stdin\n", i);
             return 2;
         }}
-    for (int i = 0; i < NX; i++)
+    dot_seeds_begin_();
+    for (int i = 0; i < NX; i++) {{
         DG_INPUTF(x_[i]);
+        if (!dot_seed_(&x_[i]))
+            return 2;
+    }}
+    if (!dot_seeds_end_())
+        return 2;
 {calls}    for (int k = 0; k < NY; k++)
         DG_OUTPUTF(y_[k]);
+    if (!dot_write_(y_, NY))
+        return 2;
 {prints}    puts("END mathfns");
     return 0;
 }}
@@ -1833,23 +1852,27 @@ contains
     end do
   end subroutine print_rows
 end module mathfns_calls
-
+{dot_hooks}
 program mathfns
   use, intrinsic :: iso_c_binding
   use derivgrind_clientrequests
   use mathfns_calls
+  use dgtest_dot
   implicit none
   integer, parameter :: nx = {nx}, nn = {nn}, ny = {ny}
   real(wp), target :: x(nx + 1), y(ny + 1)
   integer :: ns(nn + 1), i
   read (*, *) x(1:nx)
   if (nn > 0) read (*, *) ns(1:nn)
+  call dot_seeds_read(nx)
   do i = 1, nx
     call dg_inputf(c_loc(x(i)))
+    call dot_seed(x(i), i)
   end do
 {calls}  do i = 1, ny
     call dg_outputf(c_loc(y(i)))
   end do
+  call dot_write(y, ny)
 {prints}  write (*, '(a)') 'END mathfns'
 end program mathfns
 "#,
@@ -1858,6 +1881,7 @@ end program mathfns
         nx = layout.inputs,
         nn = layout.ints,
         ny = layout.outputs,
+        dot_hooks = fortran_dot_hooks(float),
     )
 }
 
@@ -2462,6 +2486,131 @@ fn nowrap_rows(axis: Axis) -> Result<(Rows, String, PathBuf), String> {
     })
 }
 
+/// The forward-mode runs of an axis's program.
+#[derive(Clone)]
+struct Dotted {
+    /// `rows[j]`: what the run seeding argument slot `j` printed.
+    rows: Vec<Rows>,
+    /// `dots[j][y]`: the tangent of result `y` in that run.
+    dots: Vec<Arc<Vec<Dd>>>,
+    /// The runs' command lines.
+    commands: Vec<String>,
+    /// Where the tangent files are.
+    dir: PathBuf,
+}
+
+/// The tangents the hooks wrote to `path`, one per result.
+fn dot_file(path: &Path, count: usize) -> Result<Vec<Dd>, String> {
+    let text = fs::read_to_string(path)
+        .map_err(|e| format!("the program wrote no {}: {e}", path.display()))?;
+    let dots: Vec<Dd> = text
+        .split_whitespace()
+        .map(|w| Dd::parse(w).ok_or_else(|| format!("{}: {w:?} is not a number", path.display())))
+        .collect::<Result<_, _>>()?;
+    if dots.len() == count {
+        Ok(dots)
+    } else {
+        Err(format!(
+            "{} has {} numbers, expected one per result: {count}",
+            path.display(),
+            dots.len()
+        ))
+    }
+}
+
+/// The program's runs in forward mode, once per test process: for each
+/// argument slot `j` (up to the most arguments a function has), a run with
+/// `DGAD_MODE=dot` and the tangent 1 on argument `j` of every call, 0 on
+/// the others. Before them, a native run with the same hooks must print the
+/// native rows and leave the tangents NaN (the requests do nothing
+/// natively). The tangent files stay in
+/// `<target>/testsuite-build/mathfns/dot/<axis>`.
+fn dotted(axis: Axis) -> Result<Dotted, String> {
+    static RUNS: Slots<Result<Dotted, String>> = OnceLock::new();
+    once(&RUNS, axis.label(), || {
+        let program = program(axis)?;
+        let layout = Layout::of(axis.language, axis.float);
+        let native = native_rows(axis)?;
+        let dir = record_dir("dot", axis)?;
+        let slots = layout
+            .blocks
+            .iter()
+            .map(|b| b.function.args)
+            .max()
+            .unwrap_or(0);
+        let seeds = |slot: usize| -> Vec<f64> {
+            let mut seeds = Vec::with_capacity(layout.inputs);
+            for block in &layout.blocks {
+                for _ in &block.points {
+                    seeds.extend((0..block.function.args).map(|j| f64::from(u8::from(j == slot))));
+                }
+            }
+            seeds
+        };
+        // The seeds also go to a file, for the command lines in messages.
+        let hooks = |slot: usize, out: &Path| -> Result<(Invocation, String), String> {
+            let seeds = seeds(slot);
+            let file = dir.join(format!("seeds-{slot}"));
+            let text: Vec<String> = seeds.iter().map(|v| format!("{v:?}")).collect();
+            fs::write(&file, text.join(" "))
+                .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+            let (hooked, _) = with_dot_hooks(&program.invocation(), &seeds, out);
+            let settings = format!(
+                "{DOT_SEEDS_VAR}=\"$(cat {})\" {DOT_OUT_VAR}={}",
+                file.display(),
+                out.display()
+            );
+            Ok((hooked, settings))
+        };
+        let (hooked, settings) = hooks(0, &dir.join("dots-native"))?;
+        let command = format!("{settings} {}", program.command_line());
+        let outcome = run_native(&hooked, Some(&program.stdin));
+        let rows = parse_rows(&outcome, &layout)
+            .map_err(|e| format!("native run with the tangent hooks `{command}`: {e}"))?;
+        if let Some((a, b)) = native
+            .iter()
+            .zip(rows.iter())
+            .find(|(a, b)| a.text != b.text)
+        {
+            return Err(format!(
+                "the native run with the tangent hooks `{command}` prints {:?} instead of {:?}",
+                b.text, a.text
+            ));
+        }
+        let untouched = dot_file(&dir.join("dots-native"), layout.outputs)
+            .map_err(|e| format!("native run with the tangent hooks `{command}`: {e}"))?;
+        if let Some(dot) = untouched.iter().find(|d| !d.hi.is_nan()) {
+            return Err(format!(
+                "natively, DG_GET_DOTVALUE changed its buffer (NaN before) to {dot}: `{command}`"
+            ));
+        }
+        let mut dotted = Dotted {
+            rows: Vec::new(),
+            dots: Vec::new(),
+            commands: Vec::new(),
+            dir: dir.clone(),
+        };
+        for slot in 0..slots {
+            let out = dir.join(format!("dots-{slot}"));
+            let (hooked, settings) = hooks(slot, &out)?;
+            let command = format!(
+                "{settings} DGAD_MODE=dot LD_PRELOAD={} {}",
+                dgad_lib().display(),
+                program.command_line()
+            );
+            let outcome = run_under_dgad(&hooked, Some(&program.stdin), &[("DGAD_MODE", "dot")]);
+            let rows = parse_rows(&outcome, &layout)
+                .map_err(|e| format!("dot-mode run `{command}`: {e}"))?;
+            let dots = dot_file(&out, layout.outputs)
+                .map_err(|e| format!("dot-mode run `{command}`: {e}"))?;
+            dotted.rows.push(rows);
+            dotted.dots.push(Arc::new(dots));
+            dotted.commands.push(command);
+        }
+        Ok(dotted)
+    })
+}
+
 fn unit_row(columns: usize, at: usize) -> String {
     let mut row: Vec<&str> = vec!["0"; columns];
     row[at] = "1";
@@ -3017,6 +3166,121 @@ pub fn check_recording(test: &str, function: &MathFn, axis: Axis) {
                 problems.join("\n  "),
                 recorded.command,
                 recorded.dir.display()
+            ),
+        );
+    }
+}
+
+/// A tangent from dot mode (printed in the type's full precision) against
+/// its reference: as [`derivative_matches`], with the tangent's digits
+/// beyond `f64` counted for `long double`.
+fn dot_matches(actual: Dd, reference: Dd, float: FloatType) -> bool {
+    if reference.hi == 0.0 {
+        return actual.hi == 0.0;
+    }
+    if !actual.hi.is_finite() {
+        return false;
+    }
+    actual.relative_error(reference) <= tolerance(float)
+        || (float == FloatType::LongDouble && shows_as(actual.hi, reference.hi))
+}
+
+/// `dot::`: each forward-mode run prints the native rows byte for byte; in
+/// the run seeding argument slot `j`, result `k` of each call has the
+/// tangent d r_k / d arg_j, within the type's bound of the reference and of
+/// the recording's forward sweep (`record::`'s, seeded the same way), and
+/// tangent 0 for a slot the function does not have.
+pub fn check_dot(test: &str, function: &MathFn, axis: Axis) {
+    let reference = required(
+        test,
+        function,
+        axis,
+        "the reference program failed",
+        reference(),
+    );
+    let native = required(
+        test,
+        function,
+        axis,
+        "the native run failed (see native_values::)",
+        native_rows(axis),
+    );
+    let dotted = required(
+        test,
+        function,
+        axis,
+        "the forward-mode runs failed",
+        dotted(axis),
+    );
+    let layout = Layout::of(axis.language, axis.float);
+    let block = layout.block(function);
+    let (args, outputs) = (function.args, function.outputs);
+    let mut problems = Vec::new();
+    let recorded = recorded(axis)
+        .map_err(|e| problems.push(format!("no comparison with dg-eval --forward: {e}")))
+        .ok();
+    let mut compared = 0;
+    for (p, &i) in block.points.iter().enumerate() {
+        let call = function.points[i].describe(function);
+        let native_row = &native[block.row_at + p].text;
+        let point = reference.at(function, i);
+        for (j, (rows, dots)) in dotted.rows.iter().zip(&dotted.dots).enumerate() {
+            let row = &rows[block.row_at + p].text;
+            if row != native_row {
+                problems.push(format!(
+                    "{call}: the dot-mode run for slot {j} prints {row:?}, natively {native_row:?}"
+                ));
+            }
+            for k in 0..outputs {
+                let dot = dots[block.y_at + p * outputs + k];
+                if j >= args {
+                    if dot.hi != 0.0 {
+                        problems.push(format!(
+                            "{call}: the tangent on argument slot {j} (which this function does \
+                             not have) gives r{k} the tangent {dot}, expected 0: tangents leak \
+                             between calls"
+                        ));
+                    }
+                    continue;
+                }
+                let name = function.arg_names()[j];
+                let expected = point.partials[k][j];
+                compared += 1;
+                if !dot_matches(dot, expected, axis.float) {
+                    problems.push(format!(
+                        "{call}: dot mode d r{k}/d {name}: expected {expected}, got {dot} \
+                         (relative error {:.1e})",
+                        dot.relative_error(expected)
+                    ));
+                }
+                if let Some(recorded) = &recorded {
+                    let eval = recorded.dots[block.y_at + p * outputs + k][j];
+                    if !derivative_matches(eval, dot, axis.float) {
+                        problems.push(format!(
+                            "{call}: d r{k}/d {name} is {dot} in dot mode, {eval:e} from \
+                             dg-eval --forward (relative difference {:.1e})",
+                            Dd::new(eval).relative_error(dot)
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    if !problems.is_empty() {
+        fail(
+            test,
+            &format!(
+                "{} problem(s) in {} rows and {compared} tangents",
+                problems.len(),
+                block.points.len()
+            ),
+            function,
+            axis,
+            &format!(
+                "  {}\n  dot-mode runs (one per argument slot):\n    {}\n  tangent files: {}",
+                problems.join("\n  "),
+                dotted.commands.join("\n    "),
+                dotted.dir.display()
             ),
         );
     }

@@ -11,7 +11,10 @@
 //!   run prints the expected values;
 //! - with `--features record-matrix`, `record::<formula>::<axis>`: values,
 //!   a recording with the same output, and the Jacobian from `dg-eval`'s
-//!   reverse and forward sweeps.
+//!   reverse and forward sweeps;
+//! - `dot::<formula>::<axis>`: one forward-mode run (`DGAD_MODE=dot`) per
+//!   input with a unit tangent on it, the output tangents against the
+//!   Jacobian's column and against `dg-eval --forward` on a recording.
 //!
 //! A test listed in `testsuite/derivatives/expected_failures.rs` runs like
 //! any other; it passes while it fails as expected and fails once it passes.
@@ -26,7 +29,7 @@ use testsuite::harness::{Harness, Test};
 fn all_tests() -> Vec<Test> {
     // Every name the matrix can have, whatever the feature says, so that the
     // expected-failure list is checked against the full matrix.
-    let all_names: Vec<String> = [Category::NativeValues, Category::Record]
+    let all_names: Vec<String> = [Category::NativeValues, Category::Record, Category::Dot]
         .into_iter()
         .flat_map(matrix_tests)
         .map(|t| t.name())
@@ -44,6 +47,9 @@ fn all_tests() -> Vec<Test> {
     }
     #[cfg(feature = "record-matrix")]
     for test in matrix_tests(Category::Record) {
+        tests.push(Test::new(test.name(), move || test.run()));
+    }
+    for test in matrix_tests(Category::Dot) {
         tests.push(Test::new(test.name(), move || test.run()));
     }
     tests

@@ -13,7 +13,10 @@
 //! - `record::<function>::<axis>`: the recording prints the native rows, and
 //!   its reverse and forward sweeps give the analytic partial derivatives;
 //! - `nowrap_values::<function>::<axis>`: a recording with
-//!   `DGAD_MATHWRAP=0` prints the native rows.
+//!   `DGAD_MATHWRAP=0` prints the native rows;
+//! - `dot::<function>::<axis>`: forward mode (`DGAD_MODE=dot`), one run per
+//!   argument slot, prints the native rows, and the results' tangents are
+//!   the analytic partials and agree with the recording's forward sweep.
 //!
 //! Each (language, type) has one program calling every function at every
 //! point; it is built, run, recorded and swept once per axis, whatever the
