@@ -21,7 +21,7 @@ pub const DOUBLE_FROM_WORDS: &str = "a double put together again from its two 32
 pub const DOT_X87_SIGN_BYTE: &str = "dot mode: copysign of an x87 long double that flips the sign bit with a byte operation on the value's top bytes (e.g. g++ -O0 std::copysign: xor dh, 0x80) is bitwise logic that is not taken for a sign-bit trick, so the result's tangent is 0 (a `dgad: dot:` line names the instruction)";
 
 /// Dot mode: values reassembled from 32-bit words in a general register.
-pub const DOT_WORDS_IN_GPR: &str = "dot mode: floats and x87 long doubles put together from their 32-bit words in a general register with shl and or (gfortran -O0 building a derived type of real(4) components, gcc -O3 -march=native reassembling a long double word by word) lose their tangents: the result is a constant, where record mode keeps the derivative";
+pub const DOT_WORDS_IN_GPR: &str = "dot mode: an x87 long double put together from its 32-bit words in a general register with shl and or (gcc -O3 -march=native reassembling a long double word by word), where the word with the sign and exponent is joined to the padding above it, loses its tangent, said on stderr: a tangent fills its value's bytes, so the sign and exponent word cannot be told from the low word of a double being given another high word, which record mode reports too";
 
 /// The list.
 pub const EXPECTED_FAILURES: ExpectedFailures = ExpectedFailures {
@@ -73,11 +73,6 @@ pub const EXPECTED_FAILURES: ExpectedFailures = ExpectedFailures {
             tests: "dot::split_words::c*_gcc_O3_native_long_double",
             reason: DOT_WORDS_IN_GPR,
             codegen_dependent: true,
-        },
-        ExpectedFailure {
-            tests: "dot::struct_copy::fortran_gfortran_O0_real4",
-            reason: DOT_WORDS_IN_GPR,
-            codegen_dependent: false,
         },
     ],
 };

@@ -68,7 +68,7 @@ pub fn instrument(ctx: &mut ThreadCtx, insn: &Instruction, m: &dyn Mode) -> Afte
         Some(Semantics::Special(SpecialKind::GatherScatter)) => gather_scatter(ctx, &insn),
         None => clear_written(ctx, &insn, true),
     }
-    if crate::init::config().trace {
+    if crate::init::try_config().is_some_and(|c| c.trace) {
         trace(ctx, &insn);
     }
     after

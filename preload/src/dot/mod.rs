@@ -14,6 +14,9 @@ pub mod math;
 pub mod mode;
 pub mod tool;
 
+#[cfg(test)]
+mod rule_tests;
+
 use crate::ad::apply::RuleMemory;
 use crate::context::ThreadCtx;
 
