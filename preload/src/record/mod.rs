@@ -13,7 +13,7 @@
 //! Files are created at the first input declaration or block, so a process
 //! that declares no input writes nothing (a shell or a `python3` parent does
 //! not clobber its child's tape). They are created all at once, relative to
-//! the record directory opened and checked at start ([`directory`]): the
+//! the record directory opened and checked at start ([`crate::directory`]): the
 //! tape with block 0, both index files empty, and the results of an
 //! earlier evaluation (`dg-input-bars`, `dg-output-dots`, `dg-jacobian`)
 //! removed. Index lines are written as they are declared ([`lines`]).
