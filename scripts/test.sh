@@ -9,6 +9,6 @@ scripts/setup.sh
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --release -- -D warnings
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps -q
-cargo build --release -p preload -p evaluator
+cargo build --release -p preload -p evaluator -p launcher
 bash preload/client/selftest.sh
 cargo test --workspace --release

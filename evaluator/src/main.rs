@@ -22,7 +22,7 @@ use tape_format::{
 /// A seed file with several values per line is evaluated in vector mode:
 /// one direction per column, results with as many columns.
 #[derive(Parser, Debug)]
-#[command(name = "dg-eval", version)]
+#[command(name = "dg-eval", version = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("DGAD_COMMIT"), ")"))]
 struct Cli {
     /// Record directory with dg-tape, dg-input-indices and dg-output-indices.
     dir: PathBuf,

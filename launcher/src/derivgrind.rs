@@ -1,0 +1,64 @@
+//! Derivgrind's command line: `dgad --tool=derivgrind [--record=DIR]
+//! [options] PROG ARGS` (what `valgrind --tool=derivgrind …` takes), so
+//! scripts written for Derivgrind run with `dgad` in place of `valgrind`.
+//! Without `--record` Derivgrind runs in forward mode, where the program
+//! seeds and reads tangents itself (`DG_SET_DOTVALUE`/`DG_GET_DOTVALUE`);
+//! with it, it records a tape into DIR.
+
+use anyhow::{bail, Result};
+use std::ffi::OsString;
+use std::process::ExitCode;
+
+/// Options of Valgrind's core and Derivgrind's that change nothing here.
+const ACCEPTED: &[&str] = &[
+    "-q",
+    "--quiet",
+    "-v",
+    "--verbose",
+    "--trace-children",
+    "--error-limit",
+    "--log-file",
+    "--log-fd",
+    "--vex-iropt-register-updates",
+    "--diffquotdebug",
+    "--typegrind",
+    "--support-external-libraries",
+];
+
+/// Runs `args` (from `--tool=…` on).
+pub fn run(args: &[OsString]) -> Result<ExitCode> {
+    let mut record = None;
+    let mut program = None;
+    for (i, a) in args.iter().enumerate() {
+        let s = a.to_string_lossy();
+        if !s.starts_with('-') {
+            program = Some(i);
+            break;
+        }
+        let (name, value) = s
+            .split_once('=')
+            .map_or((s.as_ref(), None), |(n, v)| (n, Some(v)));
+        match name {
+            "--tool" if value == Some("derivgrind") => {}
+            "--tool" => bail!(
+                "--tool={}: dgad is Derivgrind's drop-in; only --tool=derivgrind",
+                value.unwrap_or("")
+            ),
+            "--record" => record = value.map(str::to_string),
+            n if ACCEPTED.contains(&n) => {}
+            _ => eprintln!("dgad: {s} is not a Derivgrind option dgad knows; ignored"),
+        }
+    }
+    let Some(p) = program else {
+        bail!("no program given: dgad --tool=derivgrind [--record=DIR] PROG ARGS");
+    };
+    let lib = crate::beside_me("libdgad.so")?;
+    let mut cmd = std::process::Command::new(&args[p]);
+    cmd.args(&args[p + 1..]).env("LD_PRELOAD", lib);
+    match &record {
+        Some(dir) => cmd.env("DGAD_MODE", "record").env("DGAD_RECORD", dir),
+        None => cmd.env("DGAD_MODE", "dot").env_remove("DGAD_RECORD"),
+    };
+    let status = cmd.status()?;
+    Ok(crate::exit_code(status))
+}

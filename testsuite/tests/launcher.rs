@@ -1,0 +1,214 @@
+//! The `dgad` launcher (issue 19): `grad`, `jacobian` and `dot` print the
+//! analytic derivatives of the README's example (3 inputs, 2 outputs),
+//! `--json` parses back, `--version` names the commit, and Derivgrind's
+//! command line runs Derivgrind-style clients in both modes.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use testsuite::derivatives::dg_eval;
+use testsuite::{
+    build_program_at, build_record_program, dgad_lib, workspace_root, Compiler, OptLevel,
+    ScratchDir,
+};
+
+const X: [f64; 3] = [1.5, -0.75, 2.0];
+
+/// The example's Jacobian: f0 = x0 x1 + x1 x2² − x0/x2, f1 = |x|.
+fn jacobian() -> [[f64; 3]; 2] {
+    let [a, b, c] = X;
+    let n = (a * a + b * b + c * c).sqrt();
+    [
+        [b - 1.0 / c, a + c * c, 2.0 * b * c + a / (c * c)],
+        [a / n, b / n, c / n],
+    ]
+}
+
+fn dgad() -> PathBuf {
+    let path = dgad_lib().with_file_name("dgad");
+    assert!(
+        path.is_file(),
+        "{} missing: cargo build --release -p launcher",
+        path.display()
+    );
+    path
+}
+
+fn example() -> PathBuf {
+    let include: OsString = format!("-I{}", workspace_root().join("include").display()).into();
+    build_program_at(
+        &workspace_root().join("testsuite/derivatives/readme_gradient.c"),
+        Compiler::Gcc,
+        OptLevel::O3,
+        &[include],
+        &["-lm".into()],
+    )
+}
+
+/// Runs `dgad ARGS -- example X`; returns stdout, requiring success.
+fn run_dgad(args: &[&str]) -> String {
+    let mut cmd = Command::new(dgad());
+    cmd.args(args).arg("--").arg(example());
+    cmd.args(X.map(|x| x.to_string()));
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "dgad {args:?}: {out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-12 * b.abs().max(1.0)
+}
+
+fn numbers(v: &serde_json::Value) -> Vec<f64> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect()
+}
+
+#[test]
+fn grad_prints_the_analytic_gradient() {
+    let out = run_dgad(&["grad"]);
+    let j = jacobian();
+    let got: Vec<f64> = out
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("d/dx"))
+        .map(|l| l.split_whitespace().nth(1).unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(got.len(), 3, "{out}");
+    for i in 0..3 {
+        assert!(
+            close(got[i], j[0][i] + j[1][i]),
+            "d/dx{i}: {} vs {}",
+            got[i],
+            j[0][i] + j[1][i]
+        );
+    }
+    // The program's own output comes first, as natively.
+    assert!(out.starts_with("-4.875\n"), "{out}");
+}
+
+#[test]
+fn grad_json_parses_back_for_each_output() {
+    let j = jacobian();
+    for (k, seed) in ["1,0", "0,1"].iter().enumerate() {
+        let out = run_dgad(&["grad", "--json", "--seed", seed]);
+        let v: serde_json::Value = serde_json::from_str(&out).expect("stdout is one JSON object");
+        let g = numbers(&v["gradient"]);
+        assert_eq!(numbers(&v["output_seeds"]).len(), 2);
+        for i in 0..3 {
+            assert!(
+                close(g[i], j[k][i]),
+                "f{k} d/dx{i}: {} vs {}",
+                g[i],
+                j[k][i]
+            );
+        }
+    }
+}
+
+#[test]
+fn jacobian_and_dot_agree_with_the_analytic_jacobian() {
+    let j = jacobian();
+    let v: serde_json::Value = serde_json::from_str(&run_dgad(&["jacobian", "--json"])).unwrap();
+    assert_eq!(v["inputs"], 3);
+    assert_eq!(v["outputs"], 2);
+    for (k, row) in v["jacobian"].as_array().unwrap().iter().enumerate() {
+        let row = numbers(row);
+        for i in 0..3 {
+            assert!(
+                close(row[i], j[k][i]),
+                "J[{k}][{i}]: {} vs {}",
+                row[i],
+                j[k][i]
+            );
+        }
+    }
+    // Forward mode in the run along (1, 2, -1): J·v.
+    let v: serde_json::Value =
+        serde_json::from_str(&run_dgad(&["dot", "--json", "--seed", "1,2,-1"])).unwrap();
+    let t = numbers(&v["tangents"]);
+    for k in 0..2 {
+        let jv = j[k][0] + 2.0 * j[k][1] - j[k][2];
+        assert!(close(t[k], jv), "dot y{k}: {} vs {jv}", t[k]);
+    }
+    let csv = run_dgad(&["jacobian", "--csv"]);
+    assert_eq!(
+        csv.lines().next(),
+        Some("output,d/dx0,d/dx1,d/dx2"),
+        "{csv}"
+    );
+}
+
+#[test]
+fn bad_seeds_are_refused() {
+    let mut cmd = Command::new(dgad());
+    cmd.args(["grad", "--seed", "1,2,3", "--"]).arg(example());
+    cmd.args(X.map(|x| x.to_string()));
+    let out = cmd.output().unwrap();
+    assert_eq!(out.status.code(), Some(125), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--seed has 3 values"),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn versions_name_the_commit() {
+    for tool in [dgad(), dg_eval()] {
+        let out = Command::new(&tool).arg("--version").output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && text.contains("(commit "),
+            "{}: {text}",
+            tool.display()
+        );
+    }
+}
+
+/// Derivgrind's command line: `--record=DIR` records (then dg-eval gives
+/// 3x²); without it, forward mode for a client that seeds its own dot values.
+#[test]
+fn derivgrind_command_line() {
+    let include: OsString = format!("-I{}", workspace_root().join("include").display()).into();
+    let cube = build_program_at(
+        &workspace_root().join("testsuite/derivatives/derivgrind_cube.c"),
+        Compiler::Gcc,
+        OptLevel::O3,
+        &[include],
+        &[],
+    );
+    let scratch = ScratchDir::new("launcher-derivgrind");
+    let dir = scratch.path().join("rec");
+    let run = |args: &[OsString], prog: &PathBuf| {
+        let mut child = Command::new(dgad())
+            .args(args)
+            .arg(prog)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write as _;
+        child.stdin.take().unwrap().write_all(b"2\n").unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let record: OsString = format!("--record={}", dir.display()).into();
+    let out = run(&["--tool=derivgrind".into(), record], &cube);
+    assert_eq!(out.trim(), "8");
+    std::fs::write(dir.join("dg-output-bars"), "1\n").unwrap();
+    let status = Command::new(dg_eval()).arg(&dir).status().unwrap();
+    assert!(status.success());
+    let bar: f64 = std::fs::read_to_string(dir.join("dg-input-bars"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert_eq!(bar, 12.0);
+    let forward = build_record_program("derivgrind_forward.c", &[], OptLevel::O3);
+    let out = run(&["--tool=derivgrind".into()], &forward);
+    assert_eq!(out.trim(), "8 12");
+}
