@@ -92,6 +92,17 @@ pub trait Mode: Sync {
     fn signed_copy(&self, sh: &[u8], negate: bool, out: &mut [u8]) -> bool;
 }
 
+/// A derivative tool's start: the shadow memory reserved, and (with
+/// `DGAD_MATHWRAP`) the libm table built with the tool's host `H`.
+pub fn start<H: mathwrap::Host>() -> Result<(), String> {
+    shadow::reserve_shadow()?;
+    if crate::init::config().mathwrap {
+        let n = libm::init::<H>();
+        crate::log!("mathwrap: {} libm entry points answered natively", n);
+    }
+    Ok(())
+}
+
 /// The first four bytes of `s` written as a value of type `elem`: what a
 /// general register's low word holds when the value is moved there.
 pub fn low_word(m: &dyn Mode, s: Shade, elem: Elem) -> u32 {

@@ -119,38 +119,56 @@ pub fn handle(ctx: &mut ThreadCtx) {
     }
 }
 
+/// The `n` shadow bytes of application memory at `addr` (zeros outside it).
+fn shadow_read(addr: u64, n: usize) -> [u8; 10] {
+    let mut b = [0u8; 10];
+    if shadowmem::is_app_range(addr, addr + n as u64) {
+        // SAFETY: application memory, whose shadow is mapped for the
+        // whole process.
+        unsafe {
+            core::ptr::copy_nonoverlapping(
+                shadowmem::shadow_of(addr) as *const u8,
+                b.as_mut_ptr(),
+                n,
+            )
+        };
+    }
+    b
+}
+
+/// Writes the shadow of application memory at `addr` (nothing outside it).
+fn shadow_write(addr: u64, bytes: &[u8]) {
+    if shadowmem::is_app_range(addr, addr + bytes.len() as u64) {
+        // SAFETY: as in `shadow_read`.
+        unsafe {
+            core::ptr::copy_nonoverlapping(
+                bytes.as_ptr(),
+                shadowmem::shadow_of(addr) as *mut u8,
+                bytes.len(),
+            )
+        };
+    }
+}
+
 /// The tangent of the variable at `addr` becomes the value of the
-/// program's variable at `daddr` (same type).
+/// program's variable at `daddr` (same type): a tangent has its value's
+/// format, so its bytes are the seed's.
 fn set_dot(ctx: &mut ThreadCtx, addr: u64, daddr: u64, e: Elem) {
     let mut v = [0u8; 10];
-    if !read_mem(daddr, &mut v[..width(e)]) {
-        return;
+    if read_mem(daddr, &mut v[..width(e)]) {
+        note_narrow(ctx, &v, e);
+        shadow_write(addr, &v[..width(e)]);
     }
-    note_narrow(ctx, &v, e);
-    // SAFETY: `addr` is in application memory (checked by the caller),
-    // whose shadow is mapped read-write; the tangent has the value's
-    // format, so its bytes are the seed's.
-    unsafe {
-        core::ptr::copy_nonoverlapping(v.as_ptr(), shadowmem::shadow_of(addr) as *mut u8, width(e))
-    };
 }
 
 /// The program's variable at `daddr` gets the tangent of the variable at
 /// `addr`; its own bytes are a passive value.
 fn get_dot(addr: u64, daddr: u64, e: Elem) {
-    let mut t = [0u8; 10];
-    // SAFETY: both addresses are in application memory (checked by the
-    // caller): the shadow is mapped; `daddr` is the program's variable,
-    // written as the request means (a bad pointer faults as natively).
-    unsafe {
-        core::ptr::copy_nonoverlapping(
-            shadowmem::shadow_of(addr) as *const u8,
-            t.as_mut_ptr(),
-            width(e),
-        );
-        core::ptr::copy_nonoverlapping(t.as_ptr(), daddr as *mut u8, width(e));
-        core::ptr::write_bytes(shadowmem::shadow_of(daddr) as *mut u8, 0, width(e));
-    }
+    let t = shadow_read(addr, width(e));
+    // SAFETY: the guest passed `daddr` (in application memory, checked by
+    // the caller) for the result; writing it is what the request means.
+    unsafe { core::ptr::copy_nonoverlapping(t.as_ptr(), daddr as *mut u8, width(e)) };
+    shadow_write(daddr, &[0u8; 10][..width(e)]);
 }
 
 /// What a token names.
@@ -229,33 +247,15 @@ fn elem_holding(addr: u64, value: f64) -> Option<Elem> {
 
 /// The tangent of the variable at `addr` of type `e`.
 fn tangent_at(addr: u64, e: Elem) -> f64 {
-    if !shadowmem::is_app_range(addr, addr + width(e) as u64) {
-        return 0.0;
-    }
-    let mut t = [0u8; 10];
-    // SAFETY: application memory, whose shadow is mapped.
-    unsafe {
-        core::ptr::copy_nonoverlapping(
-            shadowmem::shadow_of(addr) as *const u8,
-            t.as_mut_ptr(),
-            width(e),
-        )
-    };
-    load(&t[..width(e)], e)
+    load(&shadow_read(addr, width(e))[..width(e)], e)
 }
 
 /// Gives the variable at `addr` of type `e` tangent `t`.
 fn set_tangent(ctx: &mut ThreadCtx, addr: u64, e: Elem, t: f64) {
-    if !shadowmem::is_app_range(addr, addr + width(e) as u64) {
-        return;
-    }
     let mut b = [0u8; 10];
     store(&mut b[..width(e)], e, t);
     note_narrow(ctx, &b, e);
-    // SAFETY: as in `tangent_at`.
-    unsafe {
-        core::ptr::copy_nonoverlapping(b.as_ptr(), shadowmem::shadow_of(addr) as *mut u8, width(e))
-    };
+    shadow_write(addr, &b[..width(e)]);
 }
 
 /// The tangent a token stands for.

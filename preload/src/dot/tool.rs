@@ -24,12 +24,7 @@ impl Tool for DotTool {
     }
 
     fn start(&self) -> Result<(), String> {
-        crate::ad::shadow::reserve_shadow()?;
-        if crate::init::config().mathwrap {
-            let n = crate::ad::libm::init::<super::math::DotHost>();
-            crate::log!("mathwrap: {} libm entry points answered natively", n);
-        }
-        Ok(())
+        crate::ad::start::<super::math::DotHost>()
     }
 
     fn planner(&self) -> Option<Planner> {

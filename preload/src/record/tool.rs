@@ -31,12 +31,7 @@ impl Tool for RecordTool {
     }
 
     fn start(&self) -> Result<(), String> {
-        crate::ad::shadow::reserve_shadow()?;
-        if crate::init::config().mathwrap {
-            let n = crate::ad::libm::init::<super::math::RuntimeHost>();
-            crate::log!("mathwrap: {} libm entry points answered natively", n);
-        }
-        Ok(())
+        crate::ad::start::<super::math::RuntimeHost>()
     }
 
     fn planner(&self) -> Option<Planner> {
