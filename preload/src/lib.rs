@@ -34,6 +34,7 @@ pub mod alloc;
 pub mod cache;
 pub mod context;
 pub mod cpu;
+pub mod crash;
 pub mod diag;
 pub mod directory;
 pub mod dispatch;

@@ -41,7 +41,15 @@ impl<T> Lock<T> {
         }
     }
 
-    /// Waits for the lock.
+    /// The lock if it is free now, without waiting (signal context).
+    pub fn try_lock(&self) -> Option<Guard<'_, T>> {
+        self.state
+            .compare_exchange(UNLOCKED, LOCKED, Ordering::Acquire, Ordering::Relaxed)
+            .ok()
+            .map(|_| Guard { lock: self })
+    }
+
+    /// Takes the lock, waiting for it.
     pub fn lock(&self) -> Guard<'_, T> {
         if self
             .state

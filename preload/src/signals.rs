@@ -544,7 +544,16 @@ extern "C" fn host_handler(sig: i32, info: *mut libc::siginfo_t, ucv: *mut libc:
         && guest_action(sig).handler == libc::SIG_DFL as u64
         && !default_ignores(sig)
     {
-        return die_by_default(sig, is_fault(sig, info));
+        let fault = is_fault(sig, info);
+        if fault {
+            if let Some((guest_pc, _, _)) = locate(pc) {
+                let rsp = uc.uc_mcontext.gregs[libc::REG_RSP as usize] as u64;
+                // SAFETY: a fault's siginfo has its address in si_addr.
+                let addr = unsafe { info.si_addr() } as u64;
+                crate::crash::report(sig, addr, guest_pc, rsp);
+            }
+        }
+        return die_by_default(sig, fault);
     }
     let stepping_trap = sig == libc::SIGTRAP && ctx.stepping != 0 && info.si_code == 2; // TRAP_TRACE
     if stepping_trap {

@@ -212,3 +212,44 @@ fn derivgrind_command_line() {
     let out = run(&["--tool=derivgrind".into()], &forward);
     assert_eq!(out.trim(), "8 12");
 }
+
+/// A program that dies of SIGSEGV in its own code: the report names the
+/// faulting instruction and the calls that led there in the program's
+/// terms (module+offset, function+offset), and the process still dies of
+/// the signal, as natively.
+#[test]
+fn crash_report_names_the_guest_functions() {
+    use std::os::unix::process::ExitStatusExt;
+    let prog = build_record_program("segv_in_own_code.c", &[], OptLevel::O3);
+    for mode in ["null", "dot"] {
+        let out = Command::new(&prog)
+            .env("LD_PRELOAD", dgad_lib())
+            .env("DGAD_MODE", mode)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.signal(), Some(11), "{mode}: {out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("dgad:")).collect();
+        assert!(
+            lines.first().is_some_and(
+                |l| l.contains("crash report v1: signal 11 (SIGSEGV), fault address 0x10")
+            ),
+            "{mode}: {err}"
+        );
+        let name = prog.file_name().unwrap().to_string_lossy().into_owned();
+        let frame = |k: usize, func: &str| {
+            lines.iter().any(|l| {
+                l.contains(&format!("#{k} 0x"))
+                    && l.contains(&format!("{name}+0x"))
+                    && l.contains(&format!(" {func}+0x"))
+            })
+        };
+        assert!(frame(0, "deref"), "{mode}: frame 0 in deref:\n{err}");
+        assert!(
+            lines[1].contains(": mov"),
+            "{mode}: frame 0 disassembled:\n{err}"
+        );
+        assert!(frame(1, "middle"), "{mode}: frame 1 in middle:\n{err}");
+        assert!(frame(2, "main"), "{mode}: frame 2 in main:\n{err}");
+    }
+}
