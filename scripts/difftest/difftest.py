@@ -141,6 +141,28 @@ class Runner:
         return r, rec, dt
 
 
+    def dot(self, case, x, env_extra, direction):
+        """Forward mode in the run (DGAD_MODE=dot): the marked inputs seeded
+        with `direction` through dg-input-dots, the marked outputs' tangents
+        read from dg-output-dots."""
+        inf = os.path.join(self.work, "in.txt")
+        write_vec(inf, x)
+        d = os.path.join(self.work, "dot")
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+        write_vec(os.path.join(d, "dg-input-dots"), direction)
+        env = base_env(env_extra)
+        env["DGAD_MODE"] = "dot"
+        env["DGAD_RECORD"] = d
+        env["LD_PRELOAD"] = LIB
+        r = subprocess.run(nice(self.cmd(case, inf)), env=env, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError("dot run failed (%d): %s" % (r.returncode, r.stderr[-400:]))
+        t = read_mat(os.path.join(d, "dg-output-dots")).ravel()
+        shutil.rmtree(d, ignore_errors=True)
+        return t, [l for l in r.stderr.splitlines() if l.strip()], parse_out(r.stdout)[2]
+
+
 def sweep(rec, seed, forward):
     name = "dg-input-dots" if forward else "dg-output-bars"
     outname = "dg-output-dots" if forward else "dg-input-bars"
@@ -277,7 +299,33 @@ def run_case(runner, case, variant):
         return res
     shutil.rmtree(rec, ignore_errors=True)
     res["err_rev"], res["err_fwd"] = e_rev, e_fwd
-    ok = e_rev <= case.tol and e_fwd <= case.tol
+    # Dot mode: J·v in the run for a few directions (unit vectors when
+    # there are at most 3 inputs), against the reference.
+    if os.environ.get("DIFFTEST_DOT", "1") != "0":
+        try:
+            if full:
+                D = np.eye(n) if n <= 3 else rng.standard_normal((n, 3))
+                D[:case.fixed, :] = 0.0
+                ref_dot = Jref @ D
+            else:
+                D, ref_dot = V, JV
+            got = np.zeros_like(ref_dot)
+            for k in range(D.shape[1]):
+                t, dot_err, yraw_dot = runner.dot(case, x0, venv, D[:, k])
+                got[:, k] = t
+                err_lines += [l for l in dot_err if l not in err_lines]
+                if yraw_dot != yraw_native:
+                    res["values_identical"] = False
+                    res["value_diff"] = "dot mode printed other values"
+            e_dot, _ = relerr(got, ref_dot)
+        except Exception as e:  # noqa: BLE001
+            e_dot = float("inf")
+            res["dot_detail"] = str(e)[:300]
+        res["err_dot"] = e_dot
+        res["stderr"] = err_lines[:3]
+    else:
+        e_dot = 0.0
+    ok = e_rev <= case.tol and e_fwd <= case.tol and e_dot <= case.tol
     if size > MAX_RECORD_BYTES:
         res["note"] = "record dir exceeded 500 MB"
     if ok and res["values_identical"]:
@@ -294,7 +342,8 @@ def fmt(res):
         return "%.3g" % v if isinstance(v, float) else str(v)
     s = "%-14s %-44s %-22s" % (res.get("status"), res["case"], res["variant"])
     if "err_rev" in res:
-        s += " rev %-9s fwd %-9s tol %-7s ref %s" % (f(res["err_rev"]), f(res["err_fwd"]), f(res["tol"]), res["ref"])
+        s += " rev %-9s fwd %-9s dot %-9s tol %-7s ref %s" % (
+            f(res["err_rev"]), f(res["err_fwd"]), f(res.get("err_dot", 0.0)), f(res["tol"]), res["ref"])
         if res.get("expected") and res.get("got_rev"):
             # first entry (full mode: d output0 / d input0; projection mode: w0^T J v0)
             s += " [expected %.10g got %.10g]" % (res["expected"][0], res["got_rev"][0])

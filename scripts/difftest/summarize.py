@@ -13,7 +13,7 @@ def main():
         v = r["variant"]
         if v not in cols:
             cols.append(v)
-        e = max(r.get("err_rev", 0.0), r.get("err_fwd", 0.0)) if "err_rev" in r else None
+        e = max(r.get("err_rev", 0.0), r.get("err_fwd", 0.0), r.get("err_dot", 0.0)) if "err_rev" in r else None
         cell = r["status"] + ("" if e is None else " %.1e" % e)
         if r.get("value_diff"):
             cell += " (values: %s)" % r["value_diff"]

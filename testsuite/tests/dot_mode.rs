@@ -259,3 +259,25 @@ fn bad_input_dots_are_refused() {
         assert!(!dir.join("dg-output-dots").exists());
     }
 }
+
+/// A parent that marks nothing (`timeout`, a shell) leaves its child's
+/// `dg-output-dots` alone, whichever ends last.
+#[test]
+fn a_parent_that_marks_nothing_keeps_its_childs_results() {
+    let prog = build_record_program("marks_inputs.c", &["-lm"], OptLevel::O3);
+    let scratch = ScratchDir::new("dot-parent");
+    let dir = scratch.path().join("dot");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("dg-input-dots"), "1\n0\n0\n0\n").unwrap();
+    let inv = Invocation::new("timeout").arg("60").arg(&prog).arg("3");
+    let out = run_under_dgad(
+        &inv,
+        None,
+        &[("DGAD_MODE", "dot"), ("DGAD_RECORD", dir.to_str().unwrap())],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let text = std::fs::read_to_string(dir.join("dg-output-dots")).unwrap();
+    // y = x0·x1·x2·x3 with x0 = 1: dy/dx0 = x1·x2·x3 = (4/3)(5/3)(1/2).
+    let got: f64 = text.trim().parse().unwrap();
+    assert!(close(got, 4.0 / 3.0 * 5.0 / 3.0 * 0.5, 1e-14), "{text:?}");
+}

@@ -3,7 +3,8 @@
 //! their tangents from `DIR/dg-input-dots`, one line per input in the
 //! order they are marked, as `dg-eval --forward` reads them; the tangents
 //! of the outputs it marks are written to `DIR/dg-output-dots` (replaced
-//! atomically) when the process ends. One run gives what a recording and
+//! atomically) when the process ends — by a process that marked something,
+//! so that a parent (a shell, `timeout`) leaves its child's results alone. One run gives what a recording and
 //! `dg-eval --forward` give, without a tape.
 
 use crate::lock::Lock;
@@ -96,6 +97,12 @@ pub fn finish() {
         return;
     };
     let marked = f.inputs.load(Ordering::Relaxed);
+    let outputs = f.outputs.lock().len();
+    if marked == 0 && outputs == 0 {
+        // A process that marks nothing (a shell, `timeout`, a `python3`
+        // parent) writes nothing: its child's results stay.
+        return;
+    }
     if marked < f.seeds.len() && !f.told_short.swap(true, Ordering::Relaxed) {
         crate::dgad_eprintln!(
             "dot: {} has {} lines but the program marked {} inputs; the rest were not used",
