@@ -251,9 +251,9 @@ pub struct RuleMemory {
     pub new_index: (u32, f64),
 }
 
-/// Record mode, per thread: indices of the latest results known to be a
+/// Per thread: the low words of the latest results known to be a
 /// float or an x87 value (made by the runtime's float and x87 rules),
-/// direct-mapped by index like [`ShifterSums`]. A general register's low
+/// kept like [`ShifterSums`]. A general register's low
 /// word that holds such an index is the whole float, or an x87 value's
 /// significand word, whose exponent lies elsewhere; the low word of a
 /// double is not the double (fdlibm's `SET_HIGH_WORD` keeps it and puts
@@ -266,23 +266,36 @@ pub struct NarrowValues {
 
 const NARROW_VALUES: usize = 1024;
 
-/// The slot of `key` in a direct-mapped table of `n` (a power of two)
-/// slots: a multiplicative hash, since dot mode's keys are tangents' bits,
-/// whose low bits are zero for round numbers (1.0f and 2.0f would share
-/// every slot of `key % n`).
-fn slot(key: u32, n: usize) -> usize {
-    (key.wrapping_mul(0x9e37_79b1) >> (32 - n.trailing_zeros())) as usize
+/// Ways of the rules' set-associative tables.
+const WAYS: usize = 4;
+
+/// Where `key` is or goes in a 4-way set-associative table of nonzero keys
+/// (`keys.len()` a power of two): its slot if present, else a free slot of
+/// its set, else the set's way that the key's hash picks. The set comes
+/// from a multiplicative hash: dot mode's keys are tangents' bits, whose
+/// low bits are zero for round numbers, and a zmm instruction makes 16 at
+/// once, so a direct-mapped table lost sums to collisions.
+fn place(keys: &[u32], key: u32) -> usize {
+    let sets = keys.len() / WAYS;
+    let h = key.wrapping_mul(0x9e37_79b1);
+    let set = (h >> (32 - sets.trailing_zeros())) as usize * WAYS;
+    let ways = set..set + WAYS;
+    ways.clone()
+        .find(|&i| keys[i] == key)
+        .or_else(|| ways.clone().find(|&i| keys[i] == 0))
+        .unwrap_or(set + (h as usize & (WAYS - 1)))
 }
 
 impl NarrowValues {
     /// Notes that `index` is a float's or an x87 value's.
     pub fn note(&mut self, index: u32) {
-        self.keys[slot(index, NARROW_VALUES)] = index;
+        let at = place(&self.keys, index);
+        self.keys[at] = index;
     }
 
     /// Whether `index` is known to be a float's or an x87 value's.
     pub fn holds(&self, index: u32) -> bool {
-        index != 0 && self.keys[slot(index, NARROW_VALUES)] == index
+        index != 0 && self.keys[place(&self.keys, index)] == index
     }
 }
 
@@ -303,11 +316,12 @@ fn typed_result_index(
     idx
 }
 
-/// Record mode, per thread: the indices of the latest sums with a shifter
-/// ([`shifter_addend`]) and the shifter each added, direct-mapped by
-/// index (indices are unique on the tape, so a hit is exact; a sum
-/// whose slot a later one takes before its subtraction keeps derivative 1).
-/// All zeros (a fresh context) is empty: index 0 is never active.
+/// Per thread: the keys of the latest sums with a shifter
+/// ([`shifter_addend`]; [`Mode::key`]: record mode's index, dot mode's
+/// tangent and value) and the shifter each added, 4-way set-associative
+/// (an index is unique on the tape, so a hit is exact; a sum whose slot
+/// later ones take before its subtraction keeps derivative 1). All zeros
+/// (a fresh context) is empty: key 0 is never active.
 #[derive(Clone, Copy)]
 pub struct ShifterSums {
     keys: [u32; SHIFTER_SUMS],
@@ -319,15 +333,15 @@ const SHIFTER_SUMS: usize = 256;
 impl ShifterSums {
     /// Notes that `index` is a sum that added `shifter`.
     pub fn remember(&mut self, index: u32, shifter: f64) {
-        let slot = slot(index, SHIFTER_SUMS);
-        self.keys[slot] = index;
-        self.shifters[slot] = shifter;
+        let at = place(&self.keys, index);
+        self.keys[at] = index;
+        self.shifters[at] = shifter;
     }
 
     /// The shifter the sum `index` added, if it is remembered.
     pub fn shifter_of(&self, index: u32) -> Option<f64> {
-        let slot = slot(index, SHIFTER_SUMS);
-        (index != 0 && self.keys[slot] == index).then_some(self.shifters[slot])
+        let at = place(&self.keys, index);
+        (index != 0 && self.keys[at] == index).then_some(self.shifters[at])
     }
 }
 
@@ -338,20 +352,34 @@ impl ShifterSums {
 /// the default rule's, and nothing to report.
 ///
 /// Record mode's indices name their values, so each granule is looked up;
-/// a tangent names none without its value, and dot mode reports such
-/// work (a false alarm, never a silent loss).
+/// a tangent is looked up with its value, as a double or as two floats.
 fn reads_only_shifter_sums(ctx: &ThreadCtx, m: &dyn Mode, insn: &Instruction) -> bool {
-    if !m.granules_tell_layout() {
-        return false;
-    }
     let mut factory = InstructionInfoFactory::new();
     let info = factory.info(insn);
     let mut any = false;
-    let mut check = |sh: &[u8]| {
-        sh.chunks(4).all(|g| {
-            let i = u32::from_le_bytes(g.try_into().unwrap());
-            any |= i != 0;
-            i == 0 || m.memory_ref(ctx).shifter_sums.shifter_of(i).is_some()
+    let sums = &m.memory_ref(ctx).shifter_sums;
+    // An index names its value; a tangent with the value's bits does, read
+    // as a double (8 bytes) or else as two floats.
+    let remembered = |sh: &[u8], d: &[u8], elem: Elem| {
+        let mut v = [0u8; 8];
+        v[..d.len()].copy_from_slice(d);
+        let s = m.read(sh, elem);
+        !s.is_active() || sums.shifter_of(m.key(s, u64::from_le_bytes(v))).is_some()
+    };
+    let mut check = |sh: &[u8], d: &[u8]| {
+        if m.granules_tell_layout() {
+            return sh.chunks(4).all(|g| {
+                let i = u32::from_le_bytes(g.try_into().unwrap());
+                any |= i != 0;
+                i == 0 || sums.shifter_of(i).is_some()
+            });
+        }
+        sh.chunks(8).zip(d.chunks(8)).all(|(g, v)| {
+            any |= g.iter().any(|&b| b != 0);
+            g.len() == 8 && remembered(g, v, Elem::F64)
+                || g.chunks(4)
+                    .zip(v.chunks(4))
+                    .all(|(g4, v4)| remembered(g4, v4, Elem::F32))
         })
     };
     for u in info.used_registers() {
@@ -372,7 +400,18 @@ fn reads_only_shifter_sums(ctx: &ThreadCtx, m: &dyn Mode, insn: &Instruction) ->
         };
         let mut b = [0u8; 64];
         read_shadow(ctx, ShadowLoc::Reg(off), &mut b[..n.next_multiple_of(4)]);
-        if !check(&b[..n.next_multiple_of(4)]) {
+        let d = if reg.is_gpr() {
+            let mut d = [0u8; 64];
+            d[..8]
+                .copy_from_slice(&super::guest::gpr_value(ctx, reg.full_register()).to_le_bytes());
+            d
+        } else if reg.is_xmm() || reg.is_ymm() || reg.is_zmm() {
+            vec_value(ctx, reg.number())
+        } else {
+            [0u8; 64]
+        };
+        let n = n.next_multiple_of(4);
+        if !check(&b[..n], &d[..n]) {
             return false;
         }
     }
@@ -388,7 +427,11 @@ fn reads_only_shifter_sums(ctx: &ThreadCtx, m: &dyn Mode, insn: &Instruction) ->
         let size = mem.memory_size().size().clamp(4, 64).next_multiple_of(4);
         let mut b = [0u8; 64];
         read_mem_shadow(ctx, ea, &mut b[..size]);
-        if !check(&b[..size]) {
+        let mut d = [0u8; 64];
+        if !read_mem(ea, &mut d[..size]) {
+            return false;
+        }
+        if !check(&b[..size], &d[..size]) {
             return false;
         }
     }
@@ -422,6 +465,16 @@ fn result_index(
         return Shade::PASSIVE;
     }
     m.combine(ctx, (ia, pa), (ib, pb))
+}
+
+/// `s` as a later reader of the value's shadow sees it: written as a value
+/// of type `elem` and read back (a float's tangent is rounded to a float;
+/// an index is unchanged), so that keys made now match keys made then.
+fn stored(m: &dyn Mode, s: Shade, elem: Elem) -> Shade {
+    let mut b = [0u8; 10];
+    let w = elem_bytes(elem);
+    m.write(&mut b[..w], elem, s);
+    m.read(&b[..w], elem)
 }
 
 /// The bits of `v` rounded to `elem` (a float's in the low 32): the value
@@ -603,7 +656,7 @@ fn fp_arith(
                 let zv = sign_z * z.value(lane, elem);
                 if let Some(c) = shifter_addend(FpOp::Add, elem, (sign_p * xv * yv, t), (zv, iz)) {
                     let sum = result_bits(elem, (sign_p * xv).mul_add(yv, zv));
-                    let key = m.key(idx, sum);
+                    let key = m.key(stored(m, idx, elem), sum);
                     m.memory(ctx).shifter_sums.remember(key, c);
                 }
                 set(&mut out, lane, idx);
@@ -691,7 +744,7 @@ fn fp_arith(
                     let idx = result_index(ctx, m, ia, pa, ib, pb);
                     if let Some(c) = shifter_addend(op, elem, (va, ia), (vb, ib)) {
                         let sum = if op == FpOp::Sub { va - vb } else { va + vb };
-                        let key = m.key(idx, result_bits(elem, sum));
+                        let key = m.key(stored(m, idx, elem), result_bits(elem, sum));
                         m.memory(ctx).shifter_sums.remember(key, c);
                     }
                     idx
