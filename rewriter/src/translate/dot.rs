@@ -411,6 +411,9 @@ impl Translator<'_> {
         insn: &Instruction,
         a: DotArithmetic,
     ) -> Result<(), TranslateError> {
+        if let FpOp::Fma(form) = a.op {
+            return self.dot_fma(insn, a, form);
+        }
         let l = *self.layout;
         let sr = l.shadow_regs;
         let f = Form {
@@ -526,6 +529,140 @@ impl Translator<'_> {
             let here = self.e.offset();
             self.e.bind_rel32(done, here);
         }
+        Ok(())
+    }
+
+    /// VEX FMA (`vfmadd`, `vfmsub`, `vfnmadd`, `vfnmsub`; 132, 213, 231):
+    /// dot = ±(dA·b + a·dB) ± dC, each product term where its tangent is
+    /// nonzero. Lanes whose addend is passive and of a rounding shifter's
+    /// magnitude go to the runtime (`fma(x, c, 1.5·2^52)` is the first half
+    /// of the rounding trick, which the rules remember).
+    fn dot_fma(
+        &mut self,
+        insn: &Instruction,
+        a: DotArithmetic,
+        form: crate::semantics::FmaForm,
+    ) -> Result<(), TranslateError> {
+        let l = *self.layout;
+        let sr = l.shadow_regs;
+        let f = Form {
+            vex: true,
+            ymm: a.width == 32,
+            scalar: a.scalar,
+            double: a.elem == Elem::F64,
+        };
+        let (_, whole) = self.vectors_dead.get(self.index).copied().unwrap_or((0, 0));
+        let temps = temporaries(insn, whole);
+        let t = |k: usize| f.reg(temps[k]);
+        let shadow =
+            |r: Register| VSrc::M(gs_operand(sr + RegFile::vec_offset(r.number(), 0) as u32));
+        // t0 acc, t1/t2/t3 the tangents of operands 1/2/3, t4 a memory
+        // operand's value, t5 a mask, t6 the shifter check's scratch.
+        let used: Vec<usize> = (0..TEMPS).collect();
+        self.spilled(insn, SPILLS_RAX);
+        self.e.store_gs(l.spill_rax, Gpr::RAX);
+        self.dot_temps(f, &temps, &used, true);
+        let op3_value = match a.src {
+            Some(r) => {
+                self.v(f, V::Load, t(3), shadow(r));
+                f.reg(r.number() as u32)
+            }
+            None => {
+                self.lea_of_operand(Register::RAX, insn);
+                let at_rax = VSrc::M(MemoryOperand::with_base(Register::RAX));
+                self.v(f, V::Load, t(4), at_rax);
+                self.e.shadow_address_of_rax(l.shadow_mask);
+                self.v(f, V::Load, t(3), at_rax);
+                t(4)
+            }
+        };
+        self.v(f, V::Load, t(1), shadow(a.dst));
+        self.v(f, V::Load, t(2), shadow(a.src1));
+        let operand = |n: u8| match n {
+            1 => (f.reg(a.dst.number() as u32), t(1)),
+            2 => (f.reg(a.src1.number() as u32), t(2)),
+            _ => (op3_value, t(3)),
+        };
+        let ((va, da), (vb, db), (vc, dc)) = (
+            operand(form.order[0]),
+            operand(form.order[1]),
+            operand(form.order[2]),
+        );
+        // The addend passive and a shifter's size in some lane: runtime.
+        let (lo, hi) = if f.double {
+            (2f64.powi(42).to_bits(), 2f64.powi(54).to_bits())
+        } else {
+            (
+                u64::from(2f32.powi(13).to_bits()),
+                u64::from(2f32.powi(25).to_bits()),
+            )
+        };
+        let (t0, t5, t6) = (t(0), t(5), t(6));
+        self.e.mov_imm64(Gpr::RAX, lo);
+        self.e.store_gs(l.spill_tmp, Gpr::RAX);
+        self.e.mov_imm64(Gpr::RAX, hi);
+        self.e.store_gs(l.spill_tmp + 8, Gpr::RAX);
+        self.v(f, V::Xor, t5, VSrc::R(t5));
+        self.v(f, V::CmpEq, t5, VSrc::R(dc));
+        self.v(f, V::Xor, t6, VSrc::R(t6));
+        self.v(f, V::Sub, t6, VSrc::R(vc));
+        self.v(f, V::Max, t6, VSrc::R(vc));
+        self.broadcast(f, t0, l.spill_tmp);
+        self.v(f, V::CmpLe, t0, VSrc::R(t6));
+        self.v(f, V::And, t5, VSrc::R(t0));
+        self.broadcast(f, t0, l.spill_tmp + 8);
+        self.v(f, V::CmpLt, t6, VSrc::R(t0));
+        self.v(f, V::And, t5, VSrc::R(t6));
+        self.v(f, V::MoveMask, Register::EAX, VSrc::R(t5));
+        let lanes = if f.scalar { 1u32 } else { 0xffu32 };
+        self.asm(Instruction::with2(
+            Code::Test_rm32_imm32,
+            Register::EAX,
+            lanes,
+        ));
+        let slow = self.e.jcc_rel32_placeholder(0x5); // jnz
+                                                      // t0 = dA·b where dA ≠ 0, plus dB·a where dB ≠ 0.
+        self.v(f, V::Copy, t0, VSrc::R(da));
+        self.v(f, V::Xor, t5, VSrc::R(t5));
+        self.v(f, V::CmpNeq, t5, VSrc::R(t0));
+        self.v(f, V::Mul, t0, VSrc::R(vb));
+        self.v(f, V::And, t0, VSrc::R(t5));
+        self.v(f, V::Xor, t5, VSrc::R(t5));
+        self.v(f, V::CmpNeq, t5, VSrc::R(db));
+        self.v(f, V::Copy, t6, VSrc::R(db));
+        self.v(f, V::Mul, t6, VSrc::R(va));
+        self.v(f, V::And, t6, VSrc::R(t5));
+        self.v(f, V::Add, t0, VSrc::R(t6));
+        if form.neg_product {
+            self.v(f, V::Xor, t6, VSrc::R(t6));
+            self.v(f, V::Sub, t6, VSrc::R(t0));
+            self.v(f, V::Copy, t0, VSrc::R(t6));
+        }
+        let addend = if form.sub_addend { V::Sub } else { V::Add };
+        self.v(f, addend, t0, VSrc::R(dc));
+        // The destination's shadow: a scalar form keeps the destination's
+        // own bytes 8..16 (4..16), zero above; a packed one its width.
+        let dst = sr + RegFile::vec_offset(a.dst.number(), 0) as u32;
+        if f.scalar {
+            let x = Form { scalar: false, ..f };
+            self.v(x, V::Load, t5, shadow(a.dst));
+            self.v(f, V::Merge, t5, VSrc::R(t0));
+            self.v(x, V::Store, t5, VSrc::M(gs_operand(dst)));
+            self.zero_shadow_from(dst, 16);
+        } else {
+            self.v(f, V::Store, t0, VSrc::M(gs_operand(dst)));
+            self.zero_shadow_from(dst, u32::from(a.width));
+        }
+        self.dot_temps(f, &temps, &used, false);
+        self.e.load_gs(Gpr::RAX, l.spill_rax);
+        let done = self.e.jmp_rel32_placeholder();
+        let here = self.e.offset();
+        self.e.bind_rel32(slow, here);
+        self.dot_temps(f, &temps, &used, false);
+        self.e.load_gs(Gpr::RAX, l.spill_rax);
+        self.instrument_call(insn);
+        let here = self.e.offset();
+        self.e.bind_rel32(done, here);
         Ok(())
     }
 
