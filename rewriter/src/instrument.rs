@@ -114,7 +114,7 @@ pub enum Plan {
     /// the live flags (only straight-line shadow moves, which never leave
     /// for the runtime).
     SaveFlags(Box<Plan>),
-    /// Dot mode: SSE/AVX `add`, `sub`, `mul`, `div` or VEX FMA of floats or
+    /// Dot mode: SSE/AVX `add`, `sub`, `mul`, `div`, `min`, `max` or VEX FMA of floats or
     /// doubles (scalar, or packed in an xmm or ymm register, unmasked):
     /// the tangent computed inline by vector code on the shadows, with
     /// registers the instruction does not name as temporaries (saved in
@@ -128,7 +128,8 @@ pub enum Plan {
 /// The operands of a [`Plan::DotArithmetic`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DotArithmetic {
-    /// Add, Sub, Mul, Div, or a VEX FMA (not the alternating forms).
+    /// Add, Sub, Mul, Div, Min, Max, or a VEX FMA (not the alternating
+    /// forms).
     pub op: FpOp,
     /// Float or double lanes.
     pub elem: Elem,
@@ -916,7 +917,10 @@ fn dot_arithmetic(
     // Add, sub and FMA test their operands' activity (the flags).
     let fma = matches!(op, FpOp::Fma(form) if vex && !form.alternating && form.order.iter().all(|&o| (1..=3).contains(&o)));
     let tests = matches!(op, FpOp::Add | FpOp::Sub) || fma;
-    if !(matches!(op, FpOp::Add | FpOp::Sub | FpOp::Mul | FpOp::Div) || fma)
+    if !(matches!(
+        op,
+        FpOp::Add | FpOp::Sub | FpOp::Mul | FpOp::Div | FpOp::Min | FpOp::Max
+    ) || fma)
         || tests && !flags_free
         || elem == Elem::F80
         || insn.op0_kind() != OpKind::Register

@@ -6,7 +6,8 @@
 //! ```text
 //! add  dot = dA + dB          mul  dot = dA·b + a·dB   (each term only
 //! sub  dot = dA − dB          div  dot = (dA − (a/b)·dB) / b   where its
-//!                                                      tangent is nonzero)
+//! min  dot = a < b ? dA : dB  max  dot = a > b ? dA : dB   tangent is nonzero)
+//! fma  dot = ±(dA·b + a·dB) ± dC
 //! ```
 //! A term whose tangent is zero is left out rather than multiplied (so
 //! `∞ · 0` makes no NaN tangent out of passive data). An `add` or `sub`
@@ -50,6 +51,8 @@ enum V {
     Mul,
     Div,
     And,
+    /// `!dst & src`.
+    AndNot,
     Or,
     Xor,
     Max,
@@ -85,7 +88,7 @@ impl Form {
         // Bitwise operations and masks work on whole registers.
         let packed_only = matches!(
             v,
-            V::And | V::Or | V::Xor | V::MoveMask | V::Copy | V::Broadcast
+            V::And | V::AndNot | V::Or | V::Xor | V::MoveMask | V::Copy | V::Broadcast
         );
         let scalar = scalar && !packed_only;
         macro_rules! pick {
@@ -201,6 +204,18 @@ impl Form {
                 VEX_Vandps_xmm_xmm_xmmm128,
                 VEX_Vandps_ymm_ymm_ymmm256,
                 VEX_Vandps_xmm_xmm_xmmm128
+            ),
+            V::AndNot => pick!(
+                Andnpd_xmm_xmmm128,
+                Andnpd_xmm_xmmm128,
+                VEX_Vandnpd_xmm_xmm_xmmm128,
+                VEX_Vandnpd_ymm_ymm_ymmm256,
+                VEX_Vandnpd_xmm_xmm_xmmm128,
+                Andnps_xmm_xmmm128,
+                Andnps_xmm_xmmm128,
+                VEX_Vandnps_xmm_xmm_xmmm128,
+                VEX_Vandnps_ymm_ymm_ymmm256,
+                VEX_Vandnps_xmm_xmm_xmmm128
             ),
             V::Or => pick!(
                 Orpd_xmm_xmmm128,
@@ -430,7 +445,7 @@ impl Translator<'_> {
         let (t0, t1, t2, t3, t4) = (t(0), t(1), t(2), t(3), t(4));
         // The temporaries each operation uses (t4: a memory operand's value).
         let mut used: Vec<usize> = match a.op {
-            FpOp::Mul => vec![0, 1, 2],
+            FpOp::Mul | FpOp::Min | FpOp::Max => vec![0, 1, 2],
             _ => vec![0, 1, 2, 3],
         };
         if a.src.is_none() {
@@ -480,6 +495,20 @@ impl Translator<'_> {
                 self.v(f, V::And, t1, VSrc::R(t2));
                 self.v(f, V::Add, t0, VSrc::R(t1));
             }
+            FpOp::Min | FpOp::Max => {
+                // The operand the instruction returns: a where a < b (min)
+                // or a > b (max), else b (ties and NaN: the second).
+                if a.op == FpOp::Min {
+                    self.v(f, V::Copy, t2, VSrc::R(a_reg));
+                    self.v(f, V::CmpLt, t2, VSrc::R(b));
+                } else {
+                    self.v(f, V::Copy, t2, VSrc::R(b));
+                    self.v(f, V::CmpLt, t2, VSrc::R(a_reg));
+                }
+                self.v(f, V::And, t0, VSrc::R(t2));
+                self.v(f, V::AndNot, t2, VSrc::R(t1));
+                self.v(f, V::Or, t0, VSrc::R(t2));
+            }
             FpOp::Div => {
                 // t3 = a/b; t1 = (a/b)·dB where dB ≠ 0; the numerator
                 // dA − t1, divided by b where it is not zero.
@@ -495,7 +524,7 @@ impl Translator<'_> {
                 self.v(f, V::Div, t0, VSrc::R(b));
                 self.v(f, V::And, t0, VSrc::R(t2));
             }
-            _ => unreachable!("the plan takes add, sub, mul and div"),
+            _ => unreachable!("the plan takes add, sub, mul, div, min and max"),
         }
         // The destination's shadow, as the instruction writes its value.
         let dst = sr + RegFile::vec_offset(a.dst.number(), 0) as u32;
