@@ -281,3 +281,23 @@ fn a_parent_that_marks_nothing_keeps_its_childs_results() {
     let got: f64 = text.trim().parse().unwrap();
     assert!(close(got, 4.0 / 3.0 * 5.0 / 3.0 * 0.5, 1e-14), "{text:?}");
 }
+
+/// The rounding trick under every rounding mode: the sum with the shifter
+/// is named by the value the instruction computes, rounded as the
+/// instruction rounds (MXCSR here; EVEX `{rz-sae}` in numpy's AVX-512
+/// `exp`), so its subtraction is recognised: dn = 0, dr = 1 at every point.
+#[test]
+fn rounding_trick_under_every_rounding_mode() {
+    for opt in [OptLevel::O0, OptLevel::O3] {
+        let prog = build_record_program("rounding_modes.c", &["-lm"], opt);
+        let out = run_under_dgad(&Invocation::new(&prog), None, &[("DGAD_MODE", "dot")]);
+        assert!(out.status.success(), "{out:?}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 64, "{text}");
+        for l in lines {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            assert_eq!(&w[1..], ["0", "1"], "{opt:?}: mode {}: {l}", w[0]);
+        }
+    }
+}

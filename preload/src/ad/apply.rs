@@ -477,13 +477,9 @@ fn stored(m: &dyn Mode, s: Shade, elem: Elem) -> Shade {
     m.read(&b[..w], elem)
 }
 
-/// The bits of `v` rounded to `elem` (a float's in the low 32): the value
-/// an addition computes, known to the rule before the instruction runs.
-fn result_bits(elem: Elem, v: f64) -> u64 {
-    match elem {
-        Elem::F32 => u64::from((v as f32).to_bits()),
-        _ => v.to_bits(),
-    }
+/// The guest's MXCSR (in its `xsave` image).
+fn guest_mxcsr(ctx: &ThreadCtx) -> u32 {
+    u32::from_le_bytes(ctx.xsave.0[24..28].try_into().unwrap())
 }
 
 /// A vector operand as lanes: data bytes and shadow bytes.
@@ -655,7 +651,8 @@ fn fp_arith(
                 // sin and cos kernels find their integer part so).
                 let zv = sign_z * z.value(lane, elem);
                 if let Some(c) = shifter_addend(FpOp::Add, elem, (sign_p * xv * yv, t), (zv, iz)) {
-                    let sum = result_bits(elem, (sign_p * xv).mul_add(yv, zv));
+                    let rc = super::rounding::rounding_bits(insn, guest_mxcsr(ctx));
+                    let sum = super::rounding::fma_bits(elem, rc, sign_p * xv, yv, zv, true);
                     let key = m.key(stored(m, idx, elem), sum);
                     m.memory(ctx).shifter_sums.remember(key, c);
                 }
@@ -743,8 +740,10 @@ fn fp_arith(
                     };
                     let idx = result_index(ctx, m, ia, pa, ib, pb);
                     if let Some(c) = shifter_addend(op, elem, (va, ia), (vb, ib)) {
-                        let sum = if op == FpOp::Sub { va - vb } else { va + vb };
-                        let key = m.key(stored(m, idx, elem), result_bits(elem, sum));
+                        let rc = super::rounding::rounding_bits(insn, guest_mxcsr(ctx));
+                        let b = if op == FpOp::Sub { -vb } else { vb };
+                        let sum = super::rounding::fma_bits(elem, rc, va, 1.0, b, false);
+                        let key = m.key(stored(m, idx, elem), sum);
                         m.memory(ctx).shifter_sums.remember(key, c);
                     }
                     idx

@@ -22,6 +22,7 @@ pub mod avx512;
 pub mod guest;
 pub mod libm;
 pub mod replay;
+pub mod rounding;
 pub mod shadow;
 pub mod statesave;
 
