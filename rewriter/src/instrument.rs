@@ -908,9 +908,12 @@ fn dot_arithmetic(
     shape: Shape,
     flags_free: bool,
 ) -> Option<Plan> {
+    // Square roots take one source: `vsqrtpd y, x` has two operands.
+    let unary_packed = op == FpOp::Sqrt && shape != Shape::Scalar;
     let vex = match insn.encoding() {
         EncodingKind::Legacy if insn.op_count() == 2 => false,
-        EncodingKind::VEX if insn.op_count() == 3 => true,
+        EncodingKind::VEX if insn.op_count() == 3 && !unary_packed => true,
+        EncodingKind::VEX if insn.op_count() == 2 && unary_packed => true,
         _ => return None,
     };
     let dst = insn.op0_register();
@@ -919,7 +922,7 @@ fn dot_arithmetic(
     let tests = matches!(op, FpOp::Add | FpOp::Sub) || fma;
     if !(matches!(
         op,
-        FpOp::Add | FpOp::Sub | FpOp::Mul | FpOp::Div | FpOp::Min | FpOp::Max
+        FpOp::Add | FpOp::Sub | FpOp::Mul | FpOp::Div | FpOp::Min | FpOp::Max | FpOp::Sqrt
     ) || fma)
         || tests && !flags_free
         || elem == Elem::F80
@@ -940,7 +943,11 @@ fn dot_arithmetic(
         scalar: shape == Shape::Scalar,
         width: dst.size() as u8,
         dst,
-        src1: if vex { insn.op1_register() } else { dst },
+        src1: if vex && insn.op_count() == 3 {
+            insn.op1_register()
+        } else {
+            dst
+        },
         src,
         vex,
     }))

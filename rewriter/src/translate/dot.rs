@@ -7,7 +7,7 @@
 //! add  dot = dA + dB          mul  dot = dA·b + a·dB   (each term only
 //! sub  dot = dA − dB          div  dot = (dA − (a/b)·dB) / b   where its
 //! min  dot = a < b ? dA : dB  max  dot = a > b ? dA : dB   tangent is nonzero)
-//! fma  dot = ±(dA·b + a·dB) ± dC
+//! fma  dot = ±(dA·b + a·dB) ± dC   sqrt  dot = dB / (2·√b)  (b: the operand)
 //! ```
 //! A term whose tangent is zero is left out rather than multiplied (so
 //! `∞ · 0` makes no NaN tangent out of passive data). An `add` or `sub`
@@ -50,6 +50,7 @@ enum V {
     Sub,
     Mul,
     Div,
+    Sqrt,
     And,
     /// `!dst & src`.
     AndNot,
@@ -192,6 +193,18 @@ impl Form {
                 VEX_Vdivps_xmm_xmm_xmmm128,
                 VEX_Vdivps_ymm_ymm_ymmm256,
                 VEX_Vdivss_xmm_xmm_xmmm32
+            ),
+            V::Sqrt => pick!(
+                Sqrtpd_xmm_xmmm128,
+                Sqrtsd_xmm_xmmm64,
+                VEX_Vsqrtpd_xmm_xmmm128,
+                VEX_Vsqrtpd_ymm_ymmm256,
+                VEX_Vsqrtsd_xmm_xmm_xmmm64,
+                Sqrtps_xmm_xmmm128,
+                Sqrtss_xmm_xmmm32,
+                VEX_Vsqrtps_xmm_xmmm128,
+                VEX_Vsqrtps_ymm_ymmm256,
+                VEX_Vsqrtss_xmm_xmm_xmmm32
             ),
             V::And => pick!(
                 Andpd_xmm_xmmm128,
@@ -354,7 +367,8 @@ impl Translator<'_> {
             && !matches!(
                 op,
                 V::Load | V::Store | V::Copy | V::MoveMask | V::Broadcast
-            );
+            )
+            && !(op == V::Sqrt && !f.scalar);
         let i = match (src, three, imm) {
             (VSrc::R(r), false, None) => Instruction::with2(code, dst, r),
             (VSrc::R(r), true, None) => Instruction::with3(code, dst, dst, r),
@@ -495,6 +509,17 @@ impl Translator<'_> {
                 self.v(f, V::And, t1, VSrc::R(t2));
                 self.v(f, V::Add, t0, VSrc::R(t1));
             }
+            FpOp::Sqrt => {
+                // dot = dB / (2·√b) where dB ≠ 0 (√0 would make 0/0).
+                self.v(f, V::Copy, t2, VSrc::R(b));
+                self.v(f, V::Sqrt, t2, VSrc::R(t2));
+                self.v(f, V::Add, t2, VSrc::R(t2));
+                self.v(f, V::Xor, t3, VSrc::R(t3));
+                self.v(f, V::CmpNeq, t3, VSrc::R(t1));
+                self.v(f, V::Div, t1, VSrc::R(t2));
+                self.v(f, V::And, t1, VSrc::R(t3));
+                self.v(f, V::Copy, t0, VSrc::R(t1));
+            }
             FpOp::Min | FpOp::Max => {
                 // The operand the instruction returns: a where a < b (min)
                 // or a > b (max), else b (ties and NaN: the second).
@@ -524,7 +549,7 @@ impl Translator<'_> {
                 self.v(f, V::Div, t0, VSrc::R(b));
                 self.v(f, V::And, t0, VSrc::R(t2));
             }
-            _ => unreachable!("the plan takes add, sub, mul, div, min and max"),
+            _ => unreachable!("the plan takes add, sub, mul, div, sqrt, min and max"),
         }
         // The destination's shadow, as the instruction writes its value.
         let dst = sr + RegFile::vec_offset(a.dst.number(), 0) as u32;
