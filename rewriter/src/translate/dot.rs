@@ -368,7 +368,8 @@ impl Translator<'_> {
                 op,
                 V::Load | V::Store | V::Copy | V::MoveMask | V::Broadcast
             )
-            && !(op == V::Sqrt && !f.scalar);
+            // Packed square roots have one source: `vsqrtpd y, x`.
+            && (op != V::Sqrt || f.scalar);
         let i = match (src, three, imm) {
             (VSrc::R(r), false, None) => Instruction::with2(code, dst, r),
             (VSrc::R(r), true, None) => Instruction::with3(code, dst, dst, r),
