@@ -488,9 +488,12 @@ impl Translator<'_> {
                 t4
             }
         };
-        // a's tangent into t0; a is the guest's register.
+        // a's tangent into t0 (a square root has no a); a is the guest's
+        // register.
         let a_reg = f.reg(a.src1.number() as u32);
-        self.v(f, V::Load, t0, shadow(a.src1));
+        if a.op != FpOp::Sqrt {
+            self.v(f, V::Load, t0, shadow(a.src1));
+        }
         let mut slow = None;
         if matches!(a.op, FpOp::Add | FpOp::Sub) {
             slow = Some(self.lone_passive_shifter(f, &temps, a_reg, b));
@@ -613,7 +616,7 @@ impl Translator<'_> {
             |r: Register| VSrc::M(gs_operand(sr + RegFile::vec_offset(r.number(), 0) as u32));
         // t0 acc, t1/t2/t3 the tangents of operands 1/2/3, t4 a memory
         // operand's value, t5 a mask, t6 the shifter check's scratch.
-        let used: Vec<usize> = (0..TEMPS).collect();
+        let used: Vec<usize> = (0..TEMPS).filter(|&k| k != 4 || a.src.is_none()).collect();
         self.spilled(insn, SPILLS_RAX);
         self.e.store_gs(l.spill_rax, Gpr::RAX);
         self.dot_temps(f, &temps, &used, true);
@@ -644,30 +647,10 @@ impl Translator<'_> {
             operand(form.order[2]),
         );
         // The addend passive and a shifter's size in some lane: runtime.
-        let (lo, hi) = if f.double {
-            (2f64.powi(42).to_bits(), 2f64.powi(54).to_bits())
-        } else {
-            (
-                u64::from(2f32.powi(13).to_bits()),
-                u64::from(2f32.powi(25).to_bits()),
-            )
-        };
         let (t0, t5, t6) = (t(0), t(5), t(6));
-        self.e.mov_imm64(Gpr::RAX, lo);
-        self.e.store_gs(l.spill_tmp, Gpr::RAX);
-        self.e.mov_imm64(Gpr::RAX, hi);
-        self.e.store_gs(l.spill_tmp + 8, Gpr::RAX);
         self.v(f, V::Xor, t5, VSrc::R(t5));
         self.v(f, V::CmpEq, t5, VSrc::R(dc));
-        self.v(f, V::Xor, t6, VSrc::R(t6));
-        self.v(f, V::Sub, t6, VSrc::R(vc));
-        self.v(f, V::Max, t6, VSrc::R(vc));
-        self.broadcast(f, t0, l.spill_tmp);
-        self.v(f, V::CmpLe, t0, VSrc::R(t6));
-        self.v(f, V::And, t5, VSrc::R(t0));
-        self.broadcast(f, t0, l.spill_tmp + 8);
-        self.v(f, V::CmpLt, t6, VSrc::R(t0));
-        self.v(f, V::And, t5, VSrc::R(t6));
+        self.in_shifter_binades(f, vc, t5, t6, t0);
         self.v(f, V::MoveMask, Register::EAX, VSrc::R(t5));
         let lanes = if f.scalar { 1u32 } else { 0xffu32 };
         self.asm(Instruction::with2(
@@ -733,7 +716,6 @@ impl Translator<'_> {
         a_reg: Register,
         b: Register,
     ) -> usize {
-        let l = *self.layout;
         let t = |k: usize| f.reg(temps[k]);
         let (t0, t1, t2, t3, t5, t6) = (t(0), t(1), t(2), t(3), t(5), t(6));
         let lanes = if f.scalar { 1u32 } else { 0xffu32 };
@@ -750,19 +732,7 @@ impl Translator<'_> {
             lanes,
         ));
         let uniform = self.e.jcc_rel32_placeholder(0x4); // jz
-        let (lo, hi) = if f.double {
-            (2f64.powi(42).to_bits(), 2f64.powi(54).to_bits())
-        } else {
-            (
-                u64::from(2f32.powi(13).to_bits()),
-                u64::from(2f32.powi(25).to_bits()),
-            )
-        };
         self.dot_temps(f, temps, &[5, 6], true);
-        self.e.mov_imm64(Gpr::RAX, lo);
-        self.e.store_gs(l.spill_tmp, Gpr::RAX);
-        self.e.mov_imm64(Gpr::RAX, hi);
-        self.e.store_gs(l.spill_tmp + 8, Gpr::RAX);
         // t5 = the lone passive operand's value: b where t2 & t3, a where
         // t2 & !t3.
         self.v(f, V::And, t3, VSrc::R(t2));
@@ -772,17 +742,8 @@ impl Translator<'_> {
         self.v(f, V::Xor, t6, VSrc::R(t3));
         self.v(f, V::And, t6, VSrc::R(a_reg));
         self.v(f, V::Or, t5, VSrc::R(t6));
-        // |t5| into t6, then lo ≤ |t5| < hi in those lanes.
-        self.v(f, V::Xor, t6, VSrc::R(t6));
-        self.v(f, V::Sub, t6, VSrc::R(t5));
-        self.v(f, V::Max, t6, VSrc::R(t5));
-        self.broadcast(f, t3, l.spill_tmp);
-        self.v(f, V::CmpLe, t3, VSrc::R(t6));
-        self.broadcast(f, t5, l.spill_tmp + 8);
-        self.v(f, V::CmpLt, t6, VSrc::R(t5));
-        self.v(f, V::And, t6, VSrc::R(t3));
-        self.v(f, V::And, t6, VSrc::R(t2));
-        self.v(f, V::MoveMask, Register::EAX, VSrc::R(t6));
+        self.in_shifter_binades(f, t5, t2, t6, t3);
+        self.v(f, V::MoveMask, Register::EAX, VSrc::R(t2));
         self.dot_temps(f, temps, &[5, 6], false);
         self.asm(Instruction::with2(
             Code::Test_rm32_imm32,
@@ -793,6 +754,44 @@ impl Translator<'_> {
         let here = self.e.offset();
         self.e.bind_rel32(uniform, here);
         to_runtime
+    }
+
+    /// `mask` &= the lanes where `value`'s magnitude lies in the binades of
+    /// rounding tricks' shifters: [2^42, 2^54) for doubles, [2^13, 2^25)
+    /// for floats. `s1` and `s2` are scratch (neither `value` nor `mask`);
+    /// clobbers `rax` and the context's `spill_tmp` (the bounds, broadcast
+    /// from there).
+    fn in_shifter_binades(
+        &mut self,
+        f: Form,
+        value: Register,
+        mask: Register,
+        s1: Register,
+        s2: Register,
+    ) {
+        let l = *self.layout;
+        let (lo, hi) = if f.double {
+            (2f64.powi(42).to_bits(), 2f64.powi(54).to_bits())
+        } else {
+            (
+                u64::from(2f32.powi(13).to_bits()),
+                u64::from(2f32.powi(25).to_bits()),
+            )
+        };
+        self.e.mov_imm64(Gpr::RAX, lo);
+        self.e.store_gs(l.spill_tmp, Gpr::RAX);
+        self.e.mov_imm64(Gpr::RAX, hi);
+        self.e.store_gs(l.spill_tmp + 8, Gpr::RAX);
+        // |value| into s1 (as max(−v, v)), then lo ≤ |value| < hi.
+        self.v(f, V::Xor, s1, VSrc::R(s1));
+        self.v(f, V::Sub, s1, VSrc::R(value));
+        self.v(f, V::Max, s1, VSrc::R(value));
+        self.broadcast(f, s2, l.spill_tmp);
+        self.v(f, V::CmpLe, s2, VSrc::R(s1));
+        self.v(f, V::And, mask, VSrc::R(s2));
+        self.broadcast(f, s2, l.spill_tmp + 8);
+        self.v(f, V::CmpLt, s1, VSrc::R(s2));
+        self.v(f, V::And, mask, VSrc::R(s1));
     }
 
     /// `dst` = the element at `gs:disp` in every lane.
