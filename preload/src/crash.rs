@@ -204,20 +204,9 @@ fn disassemble_at(pc: u64, out: &mut StackBuf<128>) {
     }
 }
 
+/// Reads all of `buf` at `off`.
 fn pread(fd: i32, buf: &mut [u8], off: u64) -> bool {
-    // SAFETY: reads into the caller's buffer.
-    let r = unsafe {
-        sys::syscall6(
-            libc::SYS_pread64,
-            fd as u64,
-            buf.as_mut_ptr() as u64,
-            buf.len() as u64,
-            off,
-            0,
-            0,
-        )
-    };
-    r == buf.len() as i64
+    sys::pread(fd, buf, off) == buf.len() as i64
 }
 
 fn u16_at(b: &[u8], o: usize) -> u64 {
@@ -324,19 +313,8 @@ fn symbol_in(fd: i32, off: u64, name: &mut StackBuf<128>) -> Option<u64> {
     }
     let (value, st_name, str_off) = best?;
     let mut s = [0u8; 128];
-    // SAFETY: reads into the local buffer.
-    let got = unsafe {
-        sys::syscall6(
-            libc::SYS_pread64,
-            fd as u64,
-            s.as_mut_ptr() as u64,
-            s.len() as u64,
-            str_off + st_name,
-            0,
-            0,
-        )
-    };
-    let got = usize::try_from(got).ok()?;
+    // A name near the end of the file reads short.
+    let got = usize::try_from(sys::pread(fd, &mut s, str_off + st_name)).ok()?;
     let n = s[..got].iter().position(|&c| c == 0).unwrap_or(got);
     let _ = name.write_str(core::str::from_utf8(&s[..n]).unwrap_or("?"));
     Some(vaddr - value)

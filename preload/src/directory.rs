@@ -140,18 +140,7 @@ pub fn open(path: &[u8], shown: &str) -> Result<i32, String> {
         // Not a link a moment ago: it must not have become one.
         flags |= libc::O_NOFOLLOW;
     }
-    let fd = openat(libc::AT_FDCWD, &p, flags, 0);
-    if fd < 0 {
-        return Err(format!(
-            "cannot open {what}: {}",
-            crate::sys::errno_text(-fd)
-        ));
-    }
-    let fd = fd as i32;
-    if let Some(why) = untrusted(fd, &what) {
-        sys::close(fd);
-        return Err(why);
-    }
+    let fd = open_trusted(libc::AT_FDCWD, &p, flags, &what)?;
     if let Err(e) = probe(fd) {
         sys::close(fd);
         return Err(format!(
@@ -390,12 +379,14 @@ pub fn subdirectory(dirfd: i32, name: &str, shown: &str) -> Result<i32, String> 
             crate::sys::errno_text(-r)
         ));
     }
-    let fd = openat(
-        dirfd,
-        &n,
-        libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW,
-        0,
-    );
+    let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW;
+    open_trusted(dirfd, &n, flags, &what)
+}
+
+/// Opens the directory `name` (NUL-terminated) relative to `dirfd` with
+/// `flags` and checks it ([`untrusted`]); `what` names it in messages.
+fn open_trusted(dirfd: i32, name: &[u8], flags: i32, what: &str) -> Result<i32, String> {
+    let fd = openat(dirfd, name, flags, 0);
     if fd < 0 {
         return Err(format!(
             "cannot open {what}: {}",
@@ -403,7 +394,7 @@ pub fn subdirectory(dirfd: i32, name: &str, shown: &str) -> Result<i32, String> 
         ));
     }
     let fd = fd as i32;
-    if let Some(why) = untrusted(fd, &what) {
+    if let Some(why) = untrusted(fd, what) {
         sys::close(fd);
         return Err(why);
     }

@@ -95,21 +95,8 @@ pub fn statically_linked(dirfd: i64, path: u64) -> bool {
     if fd < 0 {
         return false;
     }
-    let pread = |buf: &mut [u8], offset: u64| -> bool {
-        // SAFETY: reading into our own buffer from the descriptor we opened.
-        let n = unsafe {
-            crate::sys::syscall6(
-                libc::SYS_pread64,
-                fd as u64,
-                buf.as_mut_ptr() as u64,
-                buf.len() as u64,
-                offset,
-                0,
-                0,
-            )
-        };
-        n == buf.len() as i64
-    };
+    let pread =
+        |buf: &mut [u8], offset: u64| crate::sys::pread(fd as i32, buf, offset) == buf.len() as i64;
     let mut header = [0u8; 64];
     let mut static_elf = false;
     if pread(&mut header, 0) && header[..4] == *b"\x7fELF" && header[4] == 2 {

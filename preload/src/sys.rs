@@ -169,6 +169,22 @@ pub fn read(fd: i32, buf: &mut [u8]) -> i64 {
     }
 }
 
+/// `pread(2)` into `buf` at `offset`: the bytes read, or a negative errno.
+pub fn pread(fd: i32, buf: &mut [u8], offset: u64) -> i64 {
+    // SAFETY: the kernel writes at most buf.len() bytes into buf.
+    unsafe {
+        syscall6(
+            libc::SYS_pread64,
+            fd as u64,
+            buf.as_mut_ptr() as u64,
+            buf.len() as u64,
+            offset,
+            0,
+            0,
+        )
+    }
+}
+
 /// `close(2)` of a descriptor the runtime opened.
 pub fn close(fd: i32) {
     // SAFETY: closes a descriptor of the runtime's; no memory is touched.
