@@ -84,21 +84,34 @@ pub fn st_value(ctx: &ThreadCtx, i: usize) -> f64 {
 
 /// Converts an x87 extended-precision value to the nearest f64.
 pub fn f80_to_f64(b: &[u8]) -> f64 {
-    let mant = u64::from_le_bytes(b[..8].try_into().unwrap());
+    let sig = u64::from_le_bytes(b[..8].try_into().unwrap());
     let se = u16::from_le_bytes([b[8], b[9]]);
     let sign = if se & 0x8000 != 0 { -1.0 } else { 1.0 };
-    let exp = (se & 0x7fff) as i32;
-    if exp == 0 && mant == 0 {
-        return sign * 0.0;
-    }
+    let exp = i32::from(se & 0x7fff);
     if exp == 0x7fff {
-        return if mant << 1 == 0 {
+        return if sig << 1 == 0 {
             sign * f64::INFINITY
         } else {
             f64::NAN
         };
     }
-    sign * (mant as f64) * 2f64.powi(exp - 16383 - 63)
+    if sig == 0 {
+        return sign * 0.0;
+    }
+    // value = sig · 2^(exp − 16383 − 63) (a denormal's exponent is 1),
+    // scaled in steps that stay finite, so that results in f64's subnormal
+    // range come out as such.
+    let mut v = sig as f64;
+    let mut e = exp.max(1) - 16383 - 63;
+    while e > 1000 {
+        v *= 2f64.powi(1000);
+        e -= 1000;
+    }
+    while e < -1000 {
+        v *= 2f64.powi(-1000);
+        e += 1000;
+    }
+    sign * v * 2f64.powi(e)
 }
 
 /// Full 64-bit register number (0–15) of a general-purpose register of any

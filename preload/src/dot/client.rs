@@ -238,7 +238,7 @@ fn elem_holding(addr: u64, value: f64) -> Option<Elem> {
         Some(Elem::F64)
     } else if same(float) {
         Some(Elem::F32)
-    } else if same(super::mode::f80_to_f64(&b)) {
+    } else if same(crate::ad::guest::f80_to_f64(&b)) {
         Some(Elem::F80)
     } else {
         None

@@ -32,7 +32,7 @@ pub fn load(sh: &[u8], elem: Elem) -> f64 {
     match elem {
         Elem::F32 => f64::from(f32::from_le_bytes(b[..4].try_into().unwrap())),
         Elem::F64 => f64::from_le_bytes(b[..8].try_into().unwrap()),
-        Elem::F80 => f80_to_f64(&b),
+        Elem::F80 => crate::ad::guest::f80_to_f64(&b),
     }
 }
 
@@ -56,37 +56,6 @@ pub fn store(out: &mut [u8], elem: Elem, t: f64) {
     let n = out.len().min(w);
     out.fill(0);
     out[..n].copy_from_slice(&b[..n]);
-}
-
-/// An x87 80-bit value (its 10 bytes) rounded to a double, in software:
-/// the runtime may not have x87 stack room.
-pub fn f80_to_f64(b: &[u8; 10]) -> f64 {
-    let sig = u64::from_le_bytes(b[..8].try_into().unwrap());
-    let se = u16::from_le_bytes([b[8], b[9]]);
-    let sign = if se & 0x8000 != 0 { -1.0 } else { 1.0 };
-    let exp = i32::from(se & 0x7fff);
-    if exp == 0x7fff {
-        return if sig << 1 == 0 {
-            sign * f64::INFINITY
-        } else {
-            f64::NAN
-        };
-    }
-    if sig == 0 {
-        return sign * 0.0;
-    }
-    // value = sig · 2^(exp − 16383 − 63), scaled in steps that stay finite.
-    let mut v = sig as f64;
-    let mut e = exp.max(1) - 16383 - 63;
-    while e > 1000 {
-        v *= 2f64.powi(1000);
-        e -= 1000;
-    }
-    while e < -1000 {
-        v *= 2f64.powi(-1000);
-        e += 1000;
-    }
-    sign * v * 2f64.powi(e)
 }
 
 /// A double as an x87 80-bit value (exact), in software.
@@ -179,10 +148,15 @@ mod tests {
     fn f80_conversions_round_trip() {
         for v in [1.0, -2.5, 1e-310, 3.0e300, f64::MIN_POSITIVE, 0.1, -0.0] {
             let b = f64_to_f80(v);
-            assert_eq!(f80_to_f64(&b).to_bits(), v.to_bits(), "{v}");
+            assert_eq!(
+                crate::ad::guest::f80_to_f64(&b).to_bits(),
+                v.to_bits(),
+                "{v}"
+            );
         }
-        assert!(f80_to_f64(&f64_to_f80(f64::INFINITY)).is_infinite());
-        assert!(f80_to_f64(&f64_to_f80(f64::NAN)).is_nan());
+        let back = |v: f64| crate::ad::guest::f80_to_f64(&f64_to_f80(v));
+        assert!(back(f64::INFINITY).is_infinite());
+        assert!(back(f64::NAN).is_nan());
         // 1.0 as x87: significand 2^63, exponent 16383.
         let one = f64_to_f80(1.0);
         assert_eq!(u64::from_le_bytes(one[..8].try_into().unwrap()), 1 << 63);
