@@ -275,6 +275,13 @@ fn read_values(dir: &Path, name: &str) -> Result<tape_format::ValueTable> {
         .with_context(|| format!("reading {}", dir.join(name).display()))
 }
 
+/// A seed file: one value per line, replaced whole (`tape_format`'s writer).
+fn write_column(dir: &Path, name: &str, values: &[f64]) -> Result<()> {
+    let path = dir.join(name);
+    tape_format::write_values(&path, &tape_format::ValueTable::column(values.to_vec()))
+        .with_context(|| format!("writing {}", path.display()))
+}
+
 fn dg_eval(dir: &Path, extra: &[&str]) -> Result<()> {
     let eval = beside_me("dg-eval")?;
     let status = Command::new(&eval)
@@ -326,11 +333,7 @@ fn sweep(s: &Sweep, jacobian: bool) -> Result<ExitCode> {
                 seeds.len()
             );
         }
-        let text: String = seeds
-            .iter()
-            .map(|v| tape_format::format_value(*v) + "\n")
-            .collect();
-        std::fs::write(dir.join(tape_format::file_name::OUTPUT_BARS), text)?;
+        write_column(&dir, tape_format::file_name::OUTPUT_BARS, &seeds)?;
         dg_eval(&dir, &[])?;
         let g = read_values(&dir, tape_format::file_name::INPUT_BARS)?;
         report::gradient(format, &dir, &seeds, g.values());
@@ -350,11 +353,7 @@ fn dot(s: &Sweep) -> Result<ExitCode> {
     let seeds = parse_seed(seed)?;
     let dir = record_dir(&s.common)?;
     std::fs::create_dir_all(&dir)?;
-    let text: String = seeds
-        .iter()
-        .map(|v| tape_format::format_value(*v) + "\n")
-        .collect();
-    std::fs::write(dir.join(tape_format::file_name::INPUT_DOTS), text)?;
+    write_column(&dir, tape_format::file_name::INPUT_DOTS, &seeds)?;
     let status = launch(&s.common, "dot", Some(&dir), format != Format::Table)?;
     if !status.success() {
         eprintln!(

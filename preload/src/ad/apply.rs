@@ -1551,11 +1551,7 @@ fn exponent_scaling(ctx: &mut ThreadCtx, m: &dyn Mode, insn: &Instruction) -> bo
         Elem::F32 => (4, 23, 0xff_i64),
         _ => (8, 52, 0x7ff_i64),
     };
-    let bits = |l: &Lanes, lane: usize| -> u64 {
-        let mut v = [0u8; 8];
-        v[..w].copy_from_slice(&l.data[lane * w..][..w]);
-        u64::from_le_bytes(v)
-    };
+    let bits = |l: &Lanes, lane: usize| l.bits(lane, elem);
     let lanes = dest_bytes(insn) / w;
     let mut blocks = Vec::with_capacity(lanes);
     // The bits of a sum with a shifter are a staircase: a passive step.
