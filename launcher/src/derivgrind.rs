@@ -54,11 +54,11 @@ pub fn run(args: &[OsString]) -> Result<ExitCode> {
     };
     let lib = crate::beside_me("libdgad.so")?;
     let mut cmd = std::process::Command::new(&args[p]);
-    cmd.args(&args[p + 1..]).env("LD_PRELOAD", lib);
+    cmd.args(&args[p + 1..]).env("LD_PRELOAD", &lib);
     match &record {
         Some(dir) => cmd.env("DGAD_MODE", "record").env("DGAD_RECORD", dir),
         None => cmd.env("DGAD_MODE", "dot").env_remove("DGAD_RECORD"),
     };
-    let status = cmd.status()?;
+    let (status, _) = crate::inject::run(&mut cmd, &lib, true)?;
     Ok(crate::exit_code(status))
 }

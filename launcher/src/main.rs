@@ -9,16 +9,17 @@
 //! dgad --tool=derivgrind [--record=DIR] PROG ARGS   Derivgrind's command line
 //! ```
 //!
-//! The program is started with `LD_PRELOAD`: the runtime takes over in its
-//! constructor and adopts threads started before it. The ptrace-assisted
-//! early injection, static executables and crash reports of issue #19 are
-//! not built yet (`docs/limitations.md`).
+//! The program is started with `LD_PRELOAD` and traced until the loader
+//! has relocated it: the runtime takes over there, before any initialiser
+//! runs, and the launcher detaches (`inject`). Static executables are not
+//! supported yet (`docs/limitations.md`).
 //!
 //! `grad`, `jacobian` and `dot` without `--dir` work in a fresh private
 //! directory and remove it afterwards (kept, and named, when the program
 //! fails); `record` keeps its directory and names it.
 
 mod derivgrind;
+mod inject;
 mod report;
 
 use anyhow::{bail, Context, Result};
@@ -77,6 +78,10 @@ struct Common {
     /// libdgad.so to load (default: beside this program).
     #[arg(long)]
     lib: Option<PathBuf>,
+    /// Start the runtime in its constructor, as plain LD_PRELOAD does,
+    /// instead of at the loader's rendezvous before every initialiser.
+    #[arg(long)]
+    no_early: bool,
     /// The program and its arguments.
     #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
     program: Vec<OsString>,
@@ -225,7 +230,7 @@ fn launch(
     };
     let mut cmd = Command::new(&c.program[0]);
     cmd.args(&c.program[1..]);
-    let mut preload = lib.into_os_string();
+    let mut preload = lib.clone().into_os_string();
     if let Some(old) = std::env::var_os("LD_PRELOAD").filter(|v| !v.is_empty()) {
         preload.push(" ");
         preload.push(old);
@@ -255,8 +260,9 @@ fn launch(
             cmd.stdout(unsafe { <Stdio as std::os::fd::FromRawFd>::from_raw_fd(fd) });
         }
     }
-    cmd.status()
-        .with_context(|| format!("cannot start {}", c.program[0].to_string_lossy()))
+    let (status, _) = inject::run(&mut cmd, &lib, !c.no_early)
+        .with_context(|| format!("cannot start {}", c.program[0].to_string_lossy()))?;
+    Ok(status)
 }
 
 /// The values of `--seed`.

@@ -23,15 +23,38 @@ global_asm!(
     ".globl dgad_takeover",
     ".type dgad_takeover,@function",
     "dgad_takeover:",
+    // Taken over already (the launcher's early entry below): this is the
+    // constructor running as guest code, which has nothing left to do.
+    "    cmp byte ptr [rip + {TAKEN}], 0",
+    "    jne 2f",
     "    sub rsp, 8",
     "    call {init}",
     "    add rsp, 8",
-    "    test eax, eax",
+    "1:  test eax, eax",
     "    jz 2f",
     "    pop qword ptr gs:[{RIP}]",
     "    mov qword ptr gs:[{REASON}], {RESUME_AT_RIP}",
     "    jmp dgad_save_and_dispatch",
     "2:  ret",
+    "",
+    // The launcher's early entry (`dgad` stops the loader at
+    // `_dl_debug_state`, relocation done and no initialiser run yet, and
+    // sends the thread here): r11 holds the guest pc, rdi/rsi/rdx argc,
+    // argv and envp, rsp is the guest's. At a function's entry with no
+    // arguments every caller-saved register is dead and the callee-saved
+    // ones survive the call, so the guest state is the registers after
+    // init, the guest pc pushed as a return address.
+    ".globl dgad_takeover_traced",
+    ".type dgad_takeover_traced,@function",
+    "dgad_takeover_traced:",
+    "    push r11",
+    "    push rbp",
+    "    mov rbp, rsp",
+    "    and rsp, -16",
+    "    call {init_early}",
+    "    mov rsp, rbp",
+    "    pop rbp",
+    "    jmp 1b",
     "",
     ".globl dgad_enter_exit",
     ".type dgad_enter_exit,@function",
@@ -205,6 +228,8 @@ global_asm!(
     "    call {child_start}",
     "    jmp dgad_resume",
     init = sym crate::init::dgad_init,
+    init_early = sym crate::init::dgad_init_early,
+    TAKEN = sym crate::init::TAKEN_OVER,
     dispatch = sym crate::dispatch::dgad_dispatch,
     child_start = sym crate::dispatch::dgad_thread_start,
     RIP = const offset_of!(ThreadCtx, regs) + 16 * 8,
@@ -242,6 +267,8 @@ static DEFAULT_MXCSR: u32 = mathwrap::f80::DEFAULT_MXCSR;
 extern "C" {
     #[cfg_attr(test, allow(dead_code))]
     fn dgad_takeover();
+    #[cfg_attr(test, allow(dead_code))]
+    fn dgad_takeover_traced();
     fn dgad_enter_exit();
     fn dgad_enter_ibl_miss();
     fn dgad_signal_entry();
@@ -259,6 +286,15 @@ extern "C" {
 #[used]
 #[link_section = ".init_array"]
 static TAKEOVER: unsafe extern "C" fn() = dgad_takeover;
+
+/// The launcher's early entry, exported for `dgad` to find in the
+/// loader's link map (a data symbol: the version script of a `cdylib`
+/// exports `#[no_mangle]` items only). Read by the tracer once the loader
+/// has relocated it.
+#[cfg(not(test))]
+#[no_mangle]
+#[used]
+pub static DGAD_EARLY_ENTRY: unsafe extern "C" fn() = dgad_takeover_traced;
 
 /// Address of the exit-stub entry.
 pub fn enter_exit_addr() -> u64 {

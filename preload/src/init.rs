@@ -2,7 +2,7 @@
 //! main thread.
 
 use crate::context::ThreadCtx;
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU8, Ordering};
 use std::sync::OnceLock;
 
 /// What the runtime does besides executing the guest.
@@ -166,6 +166,32 @@ fn read_config(envp: *const *const libc::c_char) -> Config {
     }
 }
 
+/// Set once the runtime has taken over the process (1), by the launcher's
+/// early entry or by the constructor; read by the constructor's entry
+/// (`entry.rs`), which then returns at once.
+pub static TAKEN_OVER: AtomicU8 = AtomicU8::new(0);
+
+/// Whether the launcher brought the runtime in before the loader ran any
+/// initialiser (`dgad_takeover_traced`).
+pub fn taken_over_early() -> bool {
+    TAKEN_OVER.load(Ordering::Relaxed) == 2
+}
+
+/// The launcher's early entry (`dgad_takeover_traced` in `entry.rs`): the
+/// loader is stopped in `_dl_debug_state` with every initial object mapped
+/// and relocated and no initialiser run. As [`dgad_init`].
+pub extern "C" fn dgad_init_early(
+    argc: i32,
+    argv: *const *const libc::c_char,
+    envp: *const *const libc::c_char,
+) -> u32 {
+    let taken = dgad_init(argc, argv, envp);
+    if taken == 1 {
+        TAKEN_OVER.store(2, Ordering::Relaxed);
+    }
+    taken
+}
+
 /// Called by `dgad_takeover` from the loader's initialiser loop. Returns 1
 /// when the calling thread should continue under the runtime, 0 to run
 /// natively (`DGAD_DISABLE` on).
@@ -206,6 +232,7 @@ pub extern "C" fn dgad_init(
     crate::crash::init();
     crate::signals::init();
     crate::adopt::existing_threads();
+    TAKEN_OVER.store(1, Ordering::Relaxed);
     crate::log!("takeover of pid {}", pid());
     1
 }
