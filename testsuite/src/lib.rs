@@ -89,6 +89,17 @@ pub fn dgad_lib() -> PathBuf {
     lib
 }
 
+/// The `dgad` launcher beside [`dgad_lib`].
+pub fn dgad_launcher() -> PathBuf {
+    let path = dgad_lib().with_file_name("dgad");
+    assert!(
+        path.is_file(),
+        "{} missing: cargo build --release -p launcher",
+        path.display()
+    );
+    path
+}
+
 fn run_timeout() -> Duration {
     match std::env::var("DGAD_TEST_TIMEOUT_SECS") {
         Ok(secs) => Duration::from_secs(secs.parse().unwrap_or_else(|_| {

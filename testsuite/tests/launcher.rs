@@ -25,13 +25,7 @@ fn jacobian() -> [[f64; 3]; 2] {
 }
 
 fn dgad() -> PathBuf {
-    let path = dgad_lib().with_file_name("dgad");
-    assert!(
-        path.is_file(),
-        "{} missing: cargo build --release -p launcher",
-        path.display()
-    );
-    path
+    testsuite::dgad_launcher()
 }
 
 fn example() -> PathBuf {

@@ -9,18 +9,12 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use testsuite::{
-    build_program_at, build_shared_library, dgad_lib, programs_dir, run_native, workspace_root,
-    Compiler, Invocation, OptLevel,
+    build_program_at, build_shared_library, programs_dir, run_native, workspace_root, Compiler,
+    Invocation, OptLevel,
 };
 
 fn dgad() -> PathBuf {
-    let path = dgad_lib().with_file_name("dgad");
-    assert!(
-        path.is_file(),
-        "{} missing: cargo build --release -p launcher",
-        path.display()
-    );
-    path
+    testsuite::dgad_launcher()
 }
 
 /// `source` (under `programs/record`) linked against `lib`.
