@@ -51,6 +51,15 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
+    // Installed as `tape-evaluation` (`scripts/install.sh`): Derivgrind's
+    // command line and output.
+    if std::env::args_os()
+        .next()
+        .and_then(|a| PathBuf::from(a).file_name().map(|n| n == "tape-evaluation"))
+        == Some(true)
+    {
+        return tape_evaluation(std::env::args_os().skip(1).collect());
+    }
     // Usage errors exit with 2 inside `parse`.
     let cli = Cli::parse();
     match run(&cli) {
@@ -126,6 +135,54 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
             start.elapsed(),
         );
     }
+    Ok(())
+}
+
+/// Derivgrind's `tape-evaluation PATH [--stats|--forward]`: the same
+/// sweeps as `dg-eval PATH [--forward]`; `--stats` prints Derivgrind's one
+/// line of three block counts (no operand — block 0 and the inputs —, one,
+/// two) and evaluates nothing. Every error exits with 1, as Derivgrind's.
+fn tape_evaluation(args: Vec<std::ffi::OsString>) -> ExitCode {
+    let usage = || {
+        eprintln!("Usage: tape-evaluation path [--stats|--forward]");
+        ExitCode::from(1)
+    };
+    let (dir, flag) = match args.as_slice() {
+        [dir] => (PathBuf::from(dir), None),
+        [dir, flag] => (PathBuf::from(dir), flag.to_str()),
+        _ => return usage(),
+    };
+    let result = match flag {
+        None | Some("--forward") => run(&Cli {
+            dir,
+            forward: flag.is_some(),
+            jacobian: false,
+            stats: false,
+            print: false,
+            lanes: MAX_LANES,
+            threads: None,
+        }),
+        Some("--stats") => tape_counts(&dir),
+        Some(_) => return usage(),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("tape-evaluation: {error:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// `tape-evaluation PATH --stats`.
+fn tape_counts(dir: &std::path::Path) -> anyhow::Result<()> {
+    let tape = tape_format::Tape::open(&dir.join(file_name::TAPE))
+        .with_context(|| format!("record directory {}", dir.display()))?;
+    let s = tape.validate()?;
+    println!(
+        "{} {} {}",
+        s.no_active_operand, s.one_active_operand, s.two_active_operands
+    );
     Ok(())
 }
 

@@ -25,9 +25,13 @@ const ACCEPTED: &[&str] = &[
     "--support-external-libraries",
 ];
 
-/// Runs `args` (from `--tool=…` on).
-pub fn run(args: &[OsString]) -> Result<ExitCode> {
+/// Runs `args` (Valgrind's options, then the program). `tool_implied`:
+/// invoked as `derivgrind` (Derivgrind's own wrapper script passes
+/// `--tool=derivgrind` itself); otherwise `--tool=derivgrind` must be given,
+/// as Valgrind would run another tool without it.
+pub fn run(args: &[OsString], tool_implied: bool) -> Result<ExitCode> {
     let mut record = None;
+    let mut tool = tool_implied;
     let mut program = None;
     for (i, a) in args.iter().enumerate() {
         let s = a.to_string_lossy();
@@ -39,7 +43,7 @@ pub fn run(args: &[OsString]) -> Result<ExitCode> {
             .split_once('=')
             .map_or((s.as_ref(), None), |(n, v)| (n, Some(v)));
         match name {
-            "--tool" if value == Some("derivgrind") => {}
+            "--tool" if value == Some("derivgrind") => tool = true,
             "--tool" => bail!(
                 "--tool={}: dgad is Derivgrind's drop-in; only --tool=derivgrind",
                 value.unwrap_or("")
@@ -48,6 +52,9 @@ pub fn run(args: &[OsString]) -> Result<ExitCode> {
             n if ACCEPTED.contains(&n) => {}
             _ => eprintln!("dgad: {s} is not a Derivgrind option dgad knows; ignored"),
         }
+    }
+    if !tool {
+        bail!("no --tool=derivgrind: dgad is Derivgrind's drop-in, not Valgrind's other tools");
     }
     let Some(p) = program else {
         bail!("no program given: dgad --tool=derivgrind [--record=DIR] PROG ARGS");

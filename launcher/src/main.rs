@@ -116,11 +116,20 @@ pub enum Format {
 
 fn main() -> ExitCode {
     let args: Vec<OsString> = std::env::args_os().collect();
-    let result = if args
-        .get(1)
-        .is_some_and(|a| a.to_string_lossy().starts_with("--tool="))
+    // Installed as `valgrind` and `derivgrind` (`scripts/install.sh`), or
+    // called with Valgrind's `--tool=`: Derivgrind's command line.
+    let name = args
+        .first()
+        .and_then(|a| Path::new(a).file_name())
+        .map(|n| n.to_string_lossy().into_owned());
+    let result = if name.as_deref() == Some("derivgrind") {
+        derivgrind::run(&args[1..], true)
+    } else if name.as_deref() == Some("valgrind")
+        || args
+            .get(1)
+            .is_some_and(|a| a.to_string_lossy().starts_with("--tool="))
     {
-        derivgrind::run(&args[1..])
+        derivgrind::run(&args[1..], false)
     } else {
         run(Cli::parse())
     };

@@ -44,6 +44,7 @@ pub mod execenv;
 pub mod fds;
 pub mod guest_mem;
 pub mod init;
+pub mod loaded;
 pub mod lock;
 pub mod log;
 pub mod memfns;

@@ -15,11 +15,13 @@ started with ``LD_PRELOAD=libdgad.so`` (``python3 -m dgad._child DIR``,
 
 Finding the tools (first hit wins):
 
-* libdgad.so: ``$DGAD_LIB``; ``$CARGO_TARGET_DIR/release``; the repository's
-  ``target/release`` (the repository that holds this package, or the one
-  recorded when the package was installed with pip).
-* dg-eval: ``$DGAD_EVAL``; next to the libdgad.so found; the places above;
-  ``dg-eval`` in ``PATH``.
+* libdgad.so: ``$DGAD_LIB``; ``PREFIX/lib`` when this package is installed
+  as ``PREFIX/lib/python3/site-packages/dgad`` (``scripts/install.sh``);
+  ``$CARGO_TARGET_DIR/release``; the repository's ``target/release`` (the
+  repository that holds this package, or the one recorded when the package
+  was installed with pip).
+* dg-eval: ``$DGAD_EVAL``; next to the libdgad.so found, or in ``../bin``
+  from it (an installed prefix); the places above; ``dg-eval`` in ``PATH``.
 """
 
 import os
@@ -69,7 +71,11 @@ def find_lib():
             raise DgadError("DGAD_LIB=%s: no such file" % explicit)
         return path
     tried = []
-    for directory in _release_dirs():
+    prefixes = []
+    if _PACKAGE_DIR.endswith(os.path.join("lib", "python3", "site-packages", "dgad")):
+        # Installed by scripts/install.sh: PREFIX/lib holds libdgad.so.
+        prefixes.append(os.path.normpath(os.path.join(_PACKAGE_DIR, "..", "..", "..")))
+    for directory in prefixes + _release_dirs():
         path = os.path.join(directory, "libdgad.so")
         if os.path.isfile(path):
             return path
@@ -90,6 +96,7 @@ def find_eval(lib=None):
     candidates = []
     if lib:
         candidates.append(os.path.join(os.path.dirname(lib), "dg-eval"))
+        candidates.append(os.path.join(os.path.dirname(lib), "..", "bin", "dg-eval"))
     candidates += [os.path.join(d, "dg-eval") for d in _release_dirs()]
     for path in candidates:
         if os.path.isfile(path) and os.access(path, os.X_OK):

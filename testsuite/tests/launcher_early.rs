@@ -139,9 +139,10 @@ fn a_constructor_thread_and_handlers_carry_derivatives_under_dgad() {
     }
 }
 
-/// The early takeover changes nothing a program prints: null mode through
-/// the launcher against the native run, for the programs above and a
-/// shell pipeline (whose children take over in their constructors).
+/// The early takeover changes nothing a program prints: the programs
+/// above in null mode, libc's start-up state (`environ`, the program's
+/// name) in null, record and forward mode, and a shell pipeline (whose
+/// children take over in their constructors), against the native runs.
 #[test]
 fn early_takeover_is_transparent() {
     let prog = build_with_library("early_threads.c", "record/early_worker.c");
@@ -155,6 +156,33 @@ fn early_takeover_is_transparent() {
         .unwrap();
     assert!(out.status.success(), "{out:?}");
     assert_eq!(out.stdout, native.stdout);
+    // libc's own initialiser, run from the cache in every mode.
+    let state = testsuite::build_program("c/startup_state.c", Compiler::Gcc, OptLevel::O3);
+    let native = Command::new(&state)
+        .args(["one", "two"])
+        .env("STARTUP_STATE_PROBE", "here")
+        .output()
+        .unwrap();
+    assert!(native.status.success());
+    assert!(String::from_utf8_lossy(&native.stdout).contains("environ is envp: yes"));
+    let tool_run: [&[&str]; 3] = [&["run", "--"], &["record", "--"], &["--tool=derivgrind"]];
+    for args in tool_run {
+        let scratch = testsuite::ScratchDir::new("early-startup");
+        let out = Command::new(dgad())
+            .args(args)
+            .arg(&state)
+            .args(["one", "two"])
+            .env("STARTUP_STATE_PROBE", "here")
+            .env("TMPDIR", scratch.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "dgad {args:?}: {out:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&native.stdout),
+            "dgad {args:?}"
+        );
+    }
     let script = "printf 'b\\na\\nc\\n' | sort | tr a-z A-Z; exit 7";
     let native = Command::new("sh").args(["-c", script]).output().unwrap();
     let out = Command::new(dgad())

@@ -2,11 +2,11 @@
 //! from each wrapped function's entry address to its native wrapper,
 //! built with the calling tool's [`Host`].
 //!
-//! The addresses are libm's own definitions as the dynamic loader resolved
-//! them (`dlsym` on the loaded libm, so IFUNC-selected variants are the
-//! ones guest calls reach). libdgad itself depends on libm, so libm is
-//! loaded before the guest runs, and a later `dlopen` of it returns the
-//! same instance.
+//! The addresses are libm's own definitions as the dynamic loader resolves
+//! them (looked up in the loaded libm's symbol table, `crate::loaded`, with
+//! IFUNCs resolved, so the selected variants are the ones guest calls
+//! reach). libdgad itself depends on libm, so libm is loaded before the
+//! guest runs, and a later `dlopen` of it returns the same instance.
 
 use mathwrap::{Host, Wrapped};
 use std::sync::OnceLock;
@@ -18,42 +18,18 @@ static TABLE: OnceLock<Vec<Wrapped>> = OnceLock::new();
 /// `DGAD_MATHWRAP` on; once per process). Returns how many symbols were
 /// found.
 pub fn init<H: Host>() -> usize {
-    // SAFETY: dlopen/dlsym with NUL-terminated names, at start-up, on the
-    // single thread that exists; RTLD_NOLOAD only looks the library up.
-    let handle =
-        unsafe { libc::dlopen(c"libm.so.6".as_ptr(), libc::RTLD_NOLOAD | libc::RTLD_LAZY) };
-    if handle.is_null() {
+    use crate::loaded::{find, Object, Version};
+    let Some(libm) = find(b"libm.so.6") else {
         return 0;
-    }
+    };
     // libmvec (the vector variants gfortran and `-fopenmp-simd` code call)
     // is only there when the program needs it.
-    // SAFETY: as above.
-    let vector_handle = unsafe {
-        libc::dlopen(
-            c"libmvec.so.1".as_ptr(),
-            libc::RTLD_NOLOAD | libc::RTLD_LAZY,
-        )
-    };
+    let libmvec = find(b"libmvec.so.1");
     // libc defines its own ldexp, frexp, modf, scalbn (and their f/l
     // variants); programs that find libc first (CPython) call those.
-    // SAFETY: as above.
-    let libc_handle =
-        unsafe { libc::dlopen(c"libc.so.6".as_ptr(), libc::RTLD_NOLOAD | libc::RTLD_LAZY) };
-    let lookup = |handle: *mut libc::c_void, name: &str, version: Option<&core::ffi::CStr>| {
-        if handle.is_null() {
-            return None;
-        }
-        let mut c = name.as_bytes().to_vec();
-        c.push(0);
-        let name = c.as_ptr() as *const libc::c_char;
-        // SAFETY: as above; `c` and `version` are NUL-terminated.
-        let p = unsafe {
-            match version {
-                None => libc::dlsym(handle, name),
-                Some(v) => libc::dlvsym(handle, name, v.as_ptr()),
-            }
-        };
-        (!p.is_null()).then_some(p as u64)
+    let libc = find(b"libc.so.6");
+    let lookup = |object: Option<Object>, name: &str, version: Version<'_>| {
+        object.and_then(|o| o.symbol(name, version))
     };
     let mut table = mathwrap::wrappers::<H>(
         |name| {
@@ -61,9 +37,9 @@ pub fn init<H: Host>() -> usize {
             // exports exp, log, pow, … @GLIBC_2.2.5 for old binaries such
             // as numpy wheels), and libc's copy.
             let mut all: Vec<u64> = [
-                lookup(handle, name, None),
-                lookup(handle, name, Some(c"GLIBC_2.2.5")),
-                lookup(libc_handle, name, None),
+                lookup(Some(libm), name, Version::Default),
+                lookup(Some(libm), name, Version::Named(c"GLIBC_2.2.5")),
+                lookup(libc, name, Version::Default),
             ]
             .into_iter()
             .flatten()
@@ -72,7 +48,7 @@ pub fn init<H: Host>() -> usize {
             all.dedup();
             all
         },
-        |name| lookup(vector_handle, name, None),
+        |name| lookup(libmvec, name, Version::Default),
     );
     table.sort_by_key(|w| w.real);
     // Aliases (`gamma` and `lgamma`, …) share an entry: keep the first.
