@@ -11,23 +11,29 @@
 #   lib/valgrind/libderivgrind_clientrequests-amd64.a (and -amd64_linux.a, libdgadclient.a)
 #   lib/python3/site-packages/derivgrind, dgad   the Python modules
 #
-# Usage: scripts/install.sh PREFIX [--no-build]
-#   --no-build   install target/release as it is (no cargo build)
+# Usage: scripts/install.sh PREFIX [--no-build] [--from DIR]
+#   --no-build   install the built files as they are (no cargo build)
+#   --from DIR   where dgad, dg-eval and libdgad.so are (default
+#                target/release; implies --no-build)
 # FC and CC choose the compilers of the Fortran module (the .mod file is
 # specific to the gfortran version that reads it) and the Python extension.
 set -euo pipefail
 
-usage() { echo "usage: $0 PREFIX [--no-build]" >&2; exit 2; }
+usage() { echo "usage: $0 PREFIX [--no-build] [--from DIR]" >&2; exit 2; }
 (($# >= 1)) || usage
 prefix=$1
-build=1
-case ${2-} in
-    "") ;;
-    --no-build) build=0 ;;
-    *) usage ;;
-esac
+shift
 root=$(cd "$(dirname "$0")/.." && pwd)
 release=$root/target/release
+build=1
+while (($#)); do
+    case $1 in
+        --no-build) build=0 ;;
+        --from) (($# >= 2)) || usage; release=$2; build=0; shift ;;
+        *) usage ;;
+    esac
+    shift
+done
 
 if ((build)); then
     cargo build --release -q --manifest-path "$root/Cargo.toml" \
