@@ -20,6 +20,7 @@
 
 mod derivgrind;
 mod inject;
+mod progress;
 mod report;
 
 use anyhow::{bail, Context, Result};
@@ -269,6 +270,8 @@ fn launch(
             cmd.stdout(unsafe { <Stdio as std::os::fd::FromRawFd>::from_raw_fd(fd) });
         }
     }
+    let _progress = (mode == "record")
+        .then(|| progress::Progress::start("recording", dir.map(Path::to_path_buf)));
     let (status, _) = inject::run(&mut cmd, &lib, !c.no_early)
         .with_context(|| format!("cannot start {}", c.program[0].to_string_lossy()))?;
     Ok(status)
@@ -299,6 +302,7 @@ fn write_column(dir: &Path, name: &str, values: &[f64]) -> Result<()> {
 
 fn dg_eval(dir: &Path, extra: &[&str]) -> Result<()> {
     let eval = beside_me("dg-eval")?;
+    let _progress = progress::Progress::start("sweeping", Some(dir.to_path_buf()));
     let status = Command::new(&eval)
         .arg(dir)
         .args(extra)
