@@ -205,6 +205,8 @@ pub struct ThreadCtx {
     pub spill_tmp: [u64; 2],
     /// Scratch area for vector lanes in inline record-mode sequences.
     pub lane_tmp: [u64; 2],
+    /// `ContextLayout::abs_masks`: constants of the inline tangent code.
+    pub abs_masks: AbsMasks,
     /// The tool's per-thread state, opaque to the engine (the tool
     /// gives the bytes its own type; zero in a fresh context).
     pub tool: ToolArea,
@@ -238,6 +240,21 @@ pub struct ThreadCtx {
 
 const _: () = assert!(offset_of!(ThreadCtx, xsave) % 64 == 0);
 
+/// Every bit but the sign: two double lanes, then four float lanes,
+/// 16-byte aligned for legacy SSE's `ptest` with a memory operand.
+#[repr(C, align(16))]
+#[derive(Clone, Copy)]
+pub struct AbsMasks([u64; 4]);
+
+impl AbsMasks {
+    const VALUE: AbsMasks = AbsMasks([
+        0x7fff_ffff_ffff_ffff,
+        0x7fff_ffff_ffff_ffff,
+        0x7fff_ffff_7fff_ffff,
+        0x7fff_ffff_7fff_ffff,
+    ]);
+}
+
 impl ThreadCtx {
     /// The layout translated code is built against.
     pub const LAYOUT: ContextLayout = ContextLayout {
@@ -255,6 +272,7 @@ impl ThreadCtx {
         tool_area: offset_of!(ThreadCtx, tool) as u32,
         spill_tmp: offset_of!(ThreadCtx, spill_tmp) as u32,
         lane_tmp: offset_of!(ThreadCtx, lane_tmp) as u32,
+        abs_masks: offset_of!(ThreadCtx, abs_masks) as u32,
         pending_signals: offset_of!(ThreadCtx, pending_len) as u32,
     };
 
@@ -276,6 +294,7 @@ impl ThreadCtx {
         ctx.enter_exit = crate::entry::enter_exit_addr();
         ctx.enter_ibl_miss = crate::entry::enter_ibl_miss_addr();
         ctx.shadow_mask = shadowmem::XOR_MASK;
+        ctx.abs_masks = AbsMasks::VALUE;
         ctx.init_ibl();
         Some(ctx)
     }

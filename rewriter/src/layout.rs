@@ -49,6 +49,11 @@ pub struct ContextLayout {
     pub spill_tmp: u32,
     /// A 16-byte scratch area for vector lanes.
     pub lane_tmp: u32,
+    /// Two 16-byte-aligned constants: every bit but the sign of each
+    /// double lane (`0x7fff…` twice), then of each float lane
+    /// (`0x7fff_ffff` four times) — `ptest` against them tells whether a
+    /// value is ±0.
+    pub abs_masks: u32,
     /// The number of signals queued for the guest (a `u32`): code returning
     /// from a native call must enter the runtime when it is not zero.
     pub pending_signals: u32,
@@ -71,6 +76,7 @@ impl ContextLayout {
         tool_area: 0x50,
         spill_tmp: 0x70,
         lane_tmp: 0x80,
+        abs_masks: 0x1f00,
         pending_signals: 0x90,
     };
 }

@@ -23,7 +23,7 @@ use crate::emit::{rel32_for, Emitter, Gpr};
 use crate::instrument::{Arithmetic, MoveSide, Plan};
 use crate::layout::ContextLayout;
 use iced_x86::{
-    Code, ConditionCode, Decoder, DecoderOptions, Encoder, FlowControl, Instruction,
+    Code, ConditionCode, Decoder, DecoderOptions, Encoder, EncodingKind, FlowControl, Instruction,
     InstructionInfoFactory, MemoryOperand, OpKind, Register,
 };
 
@@ -1272,6 +1272,9 @@ impl<'a> Translator<'a> {
         len: u8,
         zero: u8,
     ) -> Result<(), TranslateError> {
+        if self.vector_move_via_dead_register(insn, src, dst, len, zero)? {
+            return Ok(());
+        }
         let l = *self.layout;
         let sr = l.shadow_regs;
         let memory = matches!(src, MoveSide::Memory) || matches!(dst, MoveSide::Memory);
@@ -1295,16 +1298,112 @@ impl<'a> Translator<'a> {
             at += u32::from(piece);
         }
         if let MoveSide::Register(off) = dst {
-            let mut z = 0u32;
-            while z < u32::from(zero) {
-                let piece = if u32::from(zero) - z >= 8 { 8 } else { 4 };
-                self.e.zero_gs(sr + off + u32::from(len) + z, piece);
-                z += u32::from(piece);
-            }
+            self.zero_shadow_bytes(sr + off + u32::from(len), u32::from(zero));
         }
         self.e.load_gs(Gpr::RDX, l.spill_rdx);
         self.e.load_gs(Gpr::RAX, l.spill_rax);
         Ok(())
+    }
+
+    /// [`Plan::VectorMove`] of 4, 8 or 16 bytes through a vector register
+    /// whose value is dead here (often the move's own destination), in
+    /// the instruction's encoding family (legacy SSE leaves the bits above
+    /// 128 alone; VEX needs the whole register dead): one load and one
+    /// store, and `rax` saved only when a side is memory. Returns false
+    /// (nothing emitted) when no register is dead or the size is another.
+    fn vector_move_via_dead_register(
+        &mut self,
+        insn: &Instruction,
+        src: MoveSide,
+        dst: MoveSide,
+        len: u8,
+        zero: u8,
+    ) -> Result<bool, TranslateError> {
+        use Code::*;
+        let vex = insn.encoding() != EncodingKind::Legacy;
+        let (low, whole) = self.vectors_dead.get(self.index).copied().unwrap_or((0, 0));
+        let dead = if vex { whole } else { low };
+        let (load, store) = match (len, vex) {
+            (4, false) => (Movss_xmm_xmmm32, Movss_xmmm32_xmm),
+            (8, false) => (Movsd_xmm_xmmm64, Movsd_xmmm64_xmm),
+            (16, false) => (Movdqu_xmm_xmmm128, Movdqu_xmmm128_xmm),
+            (4, true) => (VEX_Vmovss_xmm_m32, VEX_Vmovss_m32_xmm),
+            (8, true) => (VEX_Vmovsd_xmm_m64, VEX_Vmovsd_m64_xmm),
+            (16, true) => (VEX_Vmovdqu_xmm_xmmm128, VEX_Vmovdqu_xmmm128_xmm),
+            _ => return Ok(false),
+        };
+        if dead == 0 {
+            return Ok(false);
+        }
+        let temp = Register::XMM0 + dead.trailing_zeros();
+        let l = *self.layout;
+        let sr = l.shadow_regs;
+        let memory = matches!(src, MoveSide::Memory) || matches!(dst, MoveSide::Memory);
+        if memory {
+            self.spilled(insn, SPILLS_RAX);
+            self.e.store_gs(l.spill_rax, Gpr::RAX);
+            self.shadow_address_in_rax(insn)?;
+        }
+        let operand = |side: MoveSide| match side {
+            MoveSide::Register(off) => gs_operand(sr + off),
+            MoveSide::Memory => MemoryOperand::with_base(Register::RAX),
+        };
+        if len == 16 {
+            // Two 8-byte loads: the source was often written 8 bytes at a
+            // time just before (a scalar result's shadow), and a 16-byte
+            // load over a narrower store waits for it to reach the cache
+            // instead of taking it from the store buffer.
+            let (low, high) = if vex {
+                (VEX_Vmovsd_xmm_m64, VEX_Vmovhpd_xmm_xmm_m64)
+            } else {
+                (Movsd_xmm_xmmm64, Movhpd_xmm_m64)
+            };
+            let mut upper = operand(src);
+            upper.displacement += 8;
+            upper.displ_size = upper.displ_size.max(1);
+            self.asm(Instruction::with2(low, temp, operand(src)));
+            self.asm(if vex {
+                Instruction::with3(high, temp, temp, upper)
+            } else {
+                Instruction::with2(high, temp, upper)
+            });
+        } else {
+            self.asm(Instruction::with2(load, temp, operand(src)));
+        }
+        // The load (from memory in every case) zero-extends the temporary
+        // to 16 bytes at least: a register destination that is zeroed that
+        // far takes them in the same store.
+        let (store, z) = match dst {
+            MoveSide::Register(_) if len < 16 && u32::from(len) + u32::from(zero) >= 16 => (
+                if vex {
+                    VEX_Vmovdqu_xmmm128_xmm
+                } else {
+                    Movdqu_xmmm128_xmm
+                },
+                16 - u32::from(len),
+            ),
+            _ => (store, 0),
+        };
+        self.asm(Instruction::with2(store, operand(dst), temp));
+        if let MoveSide::Register(off) = dst {
+            let from = sr + off + u32::from(len) + z;
+            self.zero_shadow_bytes(from, u32::from(zero).saturating_sub(z));
+        }
+        if memory {
+            self.e.load_gs(Gpr::RAX, l.spill_rax);
+        }
+        Ok(true)
+    }
+
+    /// Zeroes `len` bytes (a multiple of 4) of the shadow register file
+    /// from `gs:disp`, 8 bytes at a time where it can.
+    fn zero_shadow_bytes(&mut self, disp: u32, len: u32) {
+        let mut z = 0;
+        while z < len {
+            let piece = if len - z >= 8 { 8 } else { 4 };
+            self.e.zero_gs(disp + z, piece);
+            z += u32::from(piece);
+        }
     }
 
     /// Marks the current instruction's code as spilling `regs` (the map

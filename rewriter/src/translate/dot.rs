@@ -459,15 +459,25 @@ impl Translator<'_> {
             |r: Register| VSrc::M(gs_operand(sr + RegFile::vec_offset(r.number(), 0) as u32));
         let (t0, t1, t2, t3, t4) = (t(0), t(1), t(2), t(3), t(4));
         // The temporaries each operation uses (t4: a memory operand's value).
+        // A scalar product branches on its tangents instead of masking
+        // them where the flags are free (add and sub are planned only
+        // there).
+        let flags_free = self.flags_dead.get(self.index).copied().unwrap_or(false);
+        let branchy_product = a.op == FpOp::Mul && f.scalar && flags_free;
         let mut used: Vec<usize> = match a.op {
+            FpOp::Mul if branchy_product => vec![0, 1],
             FpOp::Mul | FpOp::Min | FpOp::Max => vec![0, 1, 2],
+            // The activity test of a scalar add or sub saves what its rare
+            // path needs there.
+            FpOp::Add | FpOp::Sub if f.scalar => vec![0, 1],
             _ => vec![0, 1, 2, 3],
         };
         if a.src.is_none() {
             used.push(4);
         }
-        // rax: a memory operand's address, the activity test of add and sub.
-        let uses_rax = a.src.is_none() || matches!(a.op, FpOp::Add | FpOp::Sub);
+        // rax: a memory operand's address (the activity test of add and
+        // sub saves it itself on its rare path).
+        let uses_rax = a.src.is_none();
         if uses_rax {
             self.spilled(insn, SPILLS_RAX);
             self.e.store_gs(l.spill_rax, Gpr::RAX);
@@ -496,11 +506,12 @@ impl Translator<'_> {
         }
         let mut slow = None;
         if matches!(a.op, FpOp::Add | FpOp::Sub) {
-            slow = Some(self.lone_passive_shifter(f, &temps, a_reg, b));
+            slow = Some(self.lone_passive_shifter(f, &temps, a_reg, b, uses_rax));
         }
         match a.op {
             FpOp::Add => self.v(f, V::Add, t0, VSrc::R(t1)),
             FpOp::Sub => self.v(f, V::Sub, t0, VSrc::R(t1)),
+            FpOp::Mul if branchy_product => self.dot_scalar_product(f, t0, t1, a_reg, b),
             FpOp::Mul => {
                 // t0 = dA·b where dA ≠ 0; t1 = dB·a where dB ≠ 0.
                 self.v(f, V::Xor, t2, VSrc::R(t2));
@@ -561,11 +572,12 @@ impl Translator<'_> {
             (false, _) => self.v(f, V::Store, t0, VSrc::M(gs_operand(dst))),
             (true, true) => {
                 // The low lane, the rest of the first source's xmm part,
-                // zero above.
+                // zero above (in t1, free by now: scalar add, sub and mul
+                // need only t0 and t1).
                 let x = Form { scalar: false, ..f };
-                self.v(x, V::Load, t2, shadow(a.src1));
-                self.v(f, V::Merge, t2, VSrc::R(t0));
-                self.v(x, V::Store, t2, VSrc::M(gs_operand(dst)));
+                self.v(x, V::Load, t1, shadow(a.src1));
+                self.v(f, V::Merge, t1, VSrc::R(t0));
+                self.v(x, V::Store, t1, VSrc::M(gs_operand(dst)));
                 self.zero_shadow_from(dst, 16);
             }
             (true, false) => {
@@ -588,6 +600,55 @@ impl Translator<'_> {
             self.e.bind_rel32(done, here);
         }
         Ok(())
+    }
+
+    /// t0 = dA·b + dB·a for one lane, each term only where its tangent is
+    /// not ±0 (`ptest` against the sign-less mask: no compare, no other
+    /// register; the flags must be dead). Both tangents nonzero, the
+    /// common case, falls through; the sums keep the masked form's zeros
+    /// (+0 where both are zero).
+    fn dot_scalar_product(
+        &mut self,
+        f: Form,
+        t0: Register,
+        t1: Register,
+        a: Register,
+        b: Register,
+    ) {
+        let mask = gs_operand(self.layout.abs_masks + if f.double { 0 } else { 16 });
+        let ptest = if f.vex {
+            Code::VEX_Vptest_xmm_xmmm128
+        } else {
+            Code::Ptest_xmm_xmmm128
+        };
+        self.asm(Instruction::with2(ptest, t0, mask));
+        let a_zero = self.e.jcc_rel32_placeholder(0x4); // jz
+        self.asm(Instruction::with2(ptest, t1, mask));
+        let b_zero = self.e.jcc_rel32_placeholder(0x4); // jz
+        self.v(f, V::Mul, t0, VSrc::R(b));
+        self.v(f, V::Mul, t1, VSrc::R(a));
+        let sum = self.e.offset();
+        self.v(f, V::Add, t0, VSrc::R(t1));
+        let done = self.e.jmp_rel32_placeholder();
+        // dA = ±0: 0 + dB·a, or +0 when dB is zero too.
+        let here = self.e.offset();
+        self.e.bind_rel32(a_zero, here);
+        self.v(f, V::Xor, t0, VSrc::R(t0));
+        self.asm(Instruction::with2(ptest, t1, mask));
+        let both_zero = self.e.jcc_rel32_placeholder(0x4); // jz
+        self.v(f, V::Mul, t1, VSrc::R(a));
+        let to_sum = self.e.jmp_rel32_placeholder();
+        self.e.bind_rel32(to_sum, sum);
+        // dB = ±0: dA·b + 0.
+        let here = self.e.offset();
+        self.e.bind_rel32(b_zero, here);
+        self.v(f, V::Mul, t0, VSrc::R(b));
+        self.v(f, V::Xor, t1, VSrc::R(t1));
+        let to_sum = self.e.jmp_rel32_placeholder();
+        self.e.bind_rel32(to_sum, sum);
+        let here = self.e.offset();
+        self.e.bind_rel32(done, here);
+        self.e.bind_rel32(both_zero, here);
     }
 
     /// VEX FMA (`vfmadd`, `vfmsub`, `vfnmadd`, `vfnmsub`; 132, 213, 231):
@@ -705,33 +766,65 @@ impl Translator<'_> {
     }
 
     /// With dA in t0 and dB in t1: a `jnz` (returned, to the runtime path,
-    /// taken with t0–t3 still to restore) when some lane has exactly one
-    /// passive operand whose magnitude lies in the shifters' binades.
-    /// Lanes both active or both passive, the common case, cost two
-    /// compares and a test. Clobbers t2, t3, `eax` and the flags.
+    /// taken with the temporaries of `used` still to restore and `rax`
+    /// saved) when some lane has exactly one passive operand whose
+    /// magnitude lies in the shifters' binades. Lanes both active or both
+    /// passive are the common case: a scalar operation tests the tangents'
+    /// bits with two `ptest`s and needs no other register (its rare path
+    /// saves t2, t3, t5 and t6 itself); a packed one compares each lane
+    /// with zero into t2 and t3 and tests with one `ptest`. Clobbers the
+    /// flags (and, packed, t2 and t3); `rax` only on the rare path, which
+    /// saves it first unless `rax_saved`. (`ptest` is SSE4.1, which every
+    /// CPU with AVX has.)
     fn lone_passive_shifter(
         &mut self,
         f: Form,
         temps: &[u32; TEMPS],
         a_reg: Register,
         b: Register,
+        rax_saved: bool,
     ) -> usize {
         let t = |k: usize| f.reg(temps[k]);
         let (t0, t1, t2, t3, t5, t6) = (t(0), t(1), t(2), t(3), t(5), t(6));
         let lanes = if f.scalar { 1u32 } else { 0xffu32 };
+        let ptest = match (f.vex, f.ymm) {
+            (false, _) => Code::Ptest_xmm_xmmm128,
+            (true, false) => Code::VEX_Vptest_xmm_xmmm128,
+            (true, true) => Code::VEX_Vptest_ymm_ymmm256,
+        };
+        // A scalar operation tests the two tangents' bits themselves (the
+        // loads zeroed the lanes above): both nonzero or both zero is the
+        // fast path, with no other register; only the rare path compares.
+        let mut to_fast = Vec::new();
+        let mut a_passive = None;
+        if f.scalar {
+            self.asm(Instruction::with2(ptest, t0, t0));
+            a_passive = Some(self.e.jcc_rel32_placeholder(0x4)); // jz
+            self.asm(Instruction::with2(ptest, t1, t1));
+            to_fast.push(self.e.jcc_rel32_placeholder(0x5)); // jnz: both active
+        }
+        let rare = self.e.offset();
+        let extra: &[usize] = if f.scalar { &[2, 3, 5, 6] } else { &[5, 6] };
         // t2 = lanes with one passive operand, t3 = lanes where b is passive.
+        if f.scalar {
+            self.dot_temps(f, temps, &[2, 3], true);
+        }
         self.v(f, V::Xor, t2, VSrc::R(t2));
         self.v(f, V::CmpEq, t2, VSrc::R(t0));
         self.v(f, V::Xor, t3, VSrc::R(t3));
         self.v(f, V::CmpEq, t3, VSrc::R(t1));
         self.v(f, V::Xor, t2, VSrc::R(t3));
-        self.v(f, V::MoveMask, Register::EAX, VSrc::R(t2));
-        self.asm(Instruction::with2(
-            Code::Test_rm32_imm32,
-            Register::EAX,
-            lanes,
-        ));
-        let uniform = self.e.jcc_rel32_placeholder(0x4); // jz
+        let uniform = if f.scalar {
+            None
+        } else {
+            // Packed: the lanes a scalar compare leaves are zeroed ones.
+            self.asm(Instruction::with2(ptest, t2, t2));
+            Some(self.e.jcc_rel32_placeholder(0x4)) // jz
+        };
+        let l = *self.layout;
+        if !rax_saved {
+            self.e.store_gs(l.spill_rax, Gpr::RAX);
+        }
         self.dot_temps(f, temps, &[5, 6], true);
         // t5 = the lone passive operand's value: b where t2 & t3, a where
         // t2 & !t3.
@@ -744,15 +837,30 @@ impl Translator<'_> {
         self.v(f, V::Or, t5, VSrc::R(t6));
         self.in_shifter_binades(f, t5, t2, t6, t3);
         self.v(f, V::MoveMask, Register::EAX, VSrc::R(t2));
-        self.dot_temps(f, temps, &[5, 6], false);
+        self.dot_temps(f, temps, extra, false);
         self.asm(Instruction::with2(
             Code::Test_rm32_imm32,
             Register::EAX,
             lanes,
         ));
+        if !rax_saved {
+            // A move: the flags of the test stay.
+            self.e.load_gs(Gpr::RAX, l.spill_rax);
+        }
         let to_runtime = self.e.jcc_rel32_placeholder(0x5); // jnz
+        if let Some(a_passive) = a_passive {
+            // dA is zero: the rare path if dB is not, else both passive.
+            to_fast.push(self.e.jmp_rel32_placeholder());
+            let here = self.e.offset();
+            self.e.bind_rel32(a_passive, here);
+            self.asm(Instruction::with2(ptest, t1, t1));
+            let back = self.e.jcc_rel32_placeholder(0x5); // jnz
+            self.e.bind_rel32(back, rare);
+        }
         let here = self.e.offset();
-        self.e.bind_rel32(uniform, here);
+        for j in to_fast.into_iter().chain(uniform) {
+            self.e.bind_rel32(j, here);
+        }
         to_runtime
     }
 
