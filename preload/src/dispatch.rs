@@ -45,6 +45,7 @@ pub extern "C" fn dgad_dispatch(ctx: &mut ThreadCtx) {
                     // meanwhile is delivered after it ran, at the next
                     // boundary, so the shadows stay in step with the data.
                     let insn = cache::instrument_record(rec_addr);
+                    crate::stats::runtime_rule(insn);
                     match crate::tool::tool().instruction(ctx, insn) {
                         crate::tool::After::Run => {
                             return continue_in_block(ctx, rec_addr, rec.patch)

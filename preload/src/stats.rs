@@ -1,6 +1,6 @@
 //! Counters behind `DGAD_STATS=1`, printed once on stderr at exit.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// Process-wide counters (relaxed atomics: they are only summed at exit).
 pub struct Stats {
@@ -49,6 +49,52 @@ pub static STATS: Stats = Stats {
     writer_chunks: AtomicU64::new(0),
 };
 
+/// Instructions whose AD rule the runtime applied (an exit from the cache
+/// each), by instruction form (`iced_x86::Code`), counted only with
+/// `DGAD_STATS`.
+static RUNTIME_RULES: [AtomicU32; CODES] = [const { AtomicU32::new(0) }; CODES];
+
+/// Room for every `iced_x86::Code` (about 4,900 of them).
+const CODES: usize = 8192;
+
+/// Counts one runtime application of `insn`'s AD rule (`DGAD_STATS`).
+pub fn runtime_rule(insn: &iced_x86::Instruction) {
+    if crate::init::config().stats {
+        if let Some(c) = RUNTIME_RULES.get(insn.code() as usize) {
+            c.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// "N runtime applications of AD rules (form n, …)": the total and the
+/// five most frequent instruction forms.
+fn runtime_rules_summary() -> String {
+    let mut counts: Vec<(u32, usize)> = RUNTIME_RULES
+        .iter()
+        .enumerate()
+        .map(|(code, c)| (c.load(Ordering::Relaxed), code))
+        .filter(|&(n, _)| n > 0)
+        .collect();
+    let total: u64 = counts.iter().map(|&(n, _)| u64::from(n)).sum();
+    counts.sort_unstable_by(|a, b| b.cmp(a));
+    let top: Vec<String> = counts
+        .iter()
+        .take(5)
+        .map(|&(n, code)| match iced_x86::Code::try_from(code) {
+            Ok(code) => format!("{code:?} {n}"),
+            Err(_) => format!("code {code} {n}"),
+        })
+        .collect();
+    if top.is_empty() {
+        format!("{total} runtime applications of AD rules")
+    } else {
+        format!(
+            "{total} runtime applications of AD rules ({})",
+            top.join(", ")
+        )
+    }
+}
+
 /// Prints the one-line summary if `DGAD_STATS` asked for it, and writes
 /// the code cache if `DGAD_DUMP_CACHE` asked for it.
 pub fn report() {
@@ -80,7 +126,7 @@ pub fn report() {
     crate::dgad_eprintln!(
         "stats pid {}: {} blocks, {} guest instructions translated, {} cache bytes, {} links, {} invalidated, \
          {} syscalls, {} signals, indirect lookups {} ({:.2}% hit, {} of them in the table's second way; {} missed), {} instructions with no semantic entry, \
-         {} tape chunks written by the writer thread",
+         {} tape chunks written by the writer thread, {}",
         crate::init::pid(),
         l(&STATS.blocks),
         l(&STATS.guest_insns),
@@ -94,6 +140,7 @@ pub fn report() {
         hits2,
         misses,
         l(&STATS.no_semantics),
-        l(&STATS.writer_chunks)
+        l(&STATS.writer_chunks),
+        runtime_rules_summary()
     );
 }

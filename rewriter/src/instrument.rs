@@ -120,6 +120,14 @@ pub enum Plan {
     /// registers the instruction does not name as temporaries (saved in
     /// the tool area around it). A memory operand needs dead flags.
     DotArithmetic(DotArithmetic),
+    /// An SSE/AVX lane shuffle, unpack or blend whose pieces are 4 or 8
+    /// bytes (`unpckhpd`, `shufps`, `pshufd`, `movddup`, `blendpd`, …,
+    /// legacy or VEX, xmm or ymm, unmasked): the same instruction run on
+    /// the operands' shadows in two vector temporaries — what the runtime's
+    /// rule for moves does, since the shadow bytes move as the data does
+    /// (whole 4-byte granules: no index is split). A memory operand needs
+    /// dead flags.
+    ShadowShuffle,
     /// Everything else: the runtime applies the semantics before the
     /// instruction runs.
     Runtime,
@@ -539,12 +547,91 @@ fn specific_plan(insn: &Instruction, flags_free: bool) -> Plan {
         Some(Semantics::Move) => general_mov(insn, flags_free)
             .or_else(|| vector_move(insn, flags_free))
             .or_else(|| stack_move(insn, flags_free))
+            .or_else(|| shadow_shuffle(insn, flags_free))
             .unwrap_or(Plan::Runtime),
         Some(Semantics::BitLogic(_)) if flags_free => {
             passive_unless_active(insn, false).unwrap_or(Plan::Runtime)
         }
         _ => Plan::Runtime,
     }
+}
+
+/// [`Plan::ShadowShuffle`] for `insn`, if it is one of those shuffles.
+fn shadow_shuffle(insn: &Instruction, flags_free: bool) -> Option<Plan> {
+    use Mnemonic::*;
+    let shuffle = matches!(
+        insn.mnemonic(),
+        Unpcklpd
+            | Unpckhpd
+            | Unpcklps
+            | Unpckhps
+            | Punpcklqdq
+            | Punpckhqdq
+            | Punpckldq
+            | Punpckhdq
+            | Shufpd
+            | Shufps
+            | Pshufd
+            | Movddup
+            | Movshdup
+            | Movsldup
+            | Movlhps
+            | Movhlps
+            | Blendpd
+            | Blendps
+            | Vunpcklpd
+            | Vunpckhpd
+            | Vunpcklps
+            | Vunpckhps
+            | Vpunpcklqdq
+            | Vpunpckhqdq
+            | Vpunpckldq
+            | Vpunpckhdq
+            | Vshufpd
+            | Vshufps
+            | Vpshufd
+            | Vmovddup
+            | Vmovshdup
+            | Vmovsldup
+            | Vmovlhps
+            | Vmovhlps
+            | Vblendpd
+            | Vblendps
+    );
+    let vex = match insn.encoding() {
+        EncodingKind::Legacy => false,
+        EncodingKind::VEX => true,
+        _ => return None,
+    };
+    let dst = insn.op0_register();
+    if !shuffle
+        || insn.op0_kind() != OpKind::Register
+        || !(dst.is_xmm() || vex && dst.is_ymm())
+        || dst.number() >= 16
+    {
+        return None;
+    }
+    for i in 1..insn.op_count() {
+        match insn.op_kind(i) {
+            OpKind::Register => {
+                let r = insn.op_register(i);
+                if r.size() != dst.size() || r.number() >= 16 {
+                    return None;
+                }
+            }
+            // The last data operand, as a register form takes it.
+            OpKind::Memory
+                if flags_free
+                    && insn.segment_prefix() == Register::None
+                    && !insn.memory_index().is_vector_register()
+                    && (i + 1 == insn.op_count()
+                        || i + 2 == insn.op_count()
+                            && insn.op_kind(i + 1) == OpKind::Immediate8) => {}
+            OpKind::Immediate8 if i + 1 == insn.op_count() => {}
+            _ => return None,
+        }
+    }
+    Some(Plan::ShadowShuffle)
 }
 
 /// An integer read-modify-write of memory that writes nothing else a

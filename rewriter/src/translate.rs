@@ -18,6 +18,7 @@
 //! signal or a fault in cache code be explained in guest terms.
 
 mod dot;
+mod shuffle;
 
 use crate::emit::{rel32_for, Emitter, Gpr};
 use crate::instrument::{Arithmetic, MoveSide, Plan};
@@ -839,6 +840,7 @@ impl<'a> Translator<'a> {
             } => self.vector_move(insn, src, dst, len, zero)?,
             Plan::Arithmetic(a) => self.arithmetic(insn, a)?,
             Plan::DotArithmetic(a) => self.dot_arithmetic(insn, a)?,
+            Plan::ShadowShuffle => self.shadow_shuffle(insn)?,
             Plan::AllPassive {
                 checks,
                 clears,

@@ -327,7 +327,7 @@ impl Form {
 
 /// [`TEMPS`] xmm registers `insn` does not name, those in `dead` (whose
 /// values no later instruction reads) first.
-fn temporaries(insn: &Instruction, dead: u16) -> [u32; TEMPS] {
+pub(super) fn temporaries(insn: &Instruction, dead: u16) -> [u32; TEMPS] {
     let mut factory = InstructionInfoFactory::new();
     let used: Vec<u32> = factory
         .info(insn)
