@@ -21,6 +21,8 @@ pub struct Object {
     symtab: u64,
     strtab: u64,
     gnu_hash: u64,
+    /// `DT_HASH`, used where there is no `DT_GNU_HASH`.
+    sysv_hash: u64,
     versym: u64,
     verdef: u64,
     verdefnum: u64,
@@ -73,6 +75,7 @@ extern "C" {
 }
 
 const DT_NULL: i64 = 0;
+const DT_HASH: i64 = 4;
 const DT_STRTAB: i64 = 5;
 const DT_SYMTAB: i64 = 6;
 const DT_GNU_HASH: i64 = 0x6fff_fef5;
@@ -112,6 +115,7 @@ impl Object {
             symtab: 0,
             strtab: 0,
             gnu_hash: 0,
+            sysv_hash: 0,
             versym: 0,
             verdef: 0,
             verdefnum: 0,
@@ -125,6 +129,7 @@ impl Object {
                     DT_SYMTAB => o.symtab = v,
                     DT_STRTAB => o.strtab = v,
                     DT_GNU_HASH => o.gnu_hash = v,
+                    DT_HASH => o.sysv_hash = v,
                     DT_VERSYM => o.versym = v,
                     DT_VERDEF => o.verdef = v,
                     DT_VERDEFNUM => o.verdefnum = v,
@@ -140,6 +145,7 @@ impl Object {
             &mut o.symtab,
             &mut o.strtab,
             &mut o.gnu_hash,
+            &mut o.sysv_hash,
             &mut o.versym,
             &mut o.verdef,
         ] {
@@ -147,12 +153,15 @@ impl Object {
                 *p += base;
             }
         }
-        (o.symtab != 0 && o.strtab != 0 && o.gnu_hash != 0).then_some(o)
+        (o.symtab != 0 && o.strtab != 0 && (o.gnu_hash != 0 || o.sysv_hash != 0)).then_some(o)
     }
 
     /// The address of `name`'s definition in this object, an `IFUNC`
     /// resolved, or None.
     pub fn symbol(&self, name: &str, version: Version<'_>) -> Option<u64> {
+        if self.gnu_hash == 0 {
+            return self.symbol_sysv(name, version);
+        }
         let hash = name
             .bytes()
             .fold(5381u32, |h, c| h.wrapping_mul(33).wrapping_add(c as u32));
@@ -177,17 +186,7 @@ impl Object {
             loop {
                 let chain = *chains.add((i - symoffset) as usize);
                 if chain | 1 == hash | 1 {
-                    let sym = &*(self.symtab as *const Sym).add(i as usize);
-                    let sym_name = CStr::from_ptr((self.strtab + sym.name as u64) as *const _);
-                    if sym.shndx != 0
-                        && sym_name.to_bytes() == name.as_bytes()
-                        && self.version_matches(i, version)
-                    {
-                        let addr = self.base + sym.value;
-                        if sym.info & 0xf == STT_GNU_IFUNC {
-                            let resolver: extern "C" fn() -> u64 = core::mem::transmute(addr);
-                            return Some(resolver());
-                        }
+                    if let Some(addr) = self.matching(i, name, version) {
                         return Some(addr);
                     }
                 }
@@ -196,6 +195,62 @@ impl Object {
                 }
                 i += 1;
             }
+        }
+    }
+
+    /// [`Object::symbol`] through the SysV `DT_HASH` table (objects linked
+    /// without `DT_GNU_HASH`).
+    fn symbol_sysv(&self, name: &str, version: Version<'_>) -> Option<u64> {
+        let hash = name.bytes().fold(0u32, |h, c| {
+            let h = (h << 4).wrapping_add(u32::from(c));
+            (h ^ ((h & 0xf000_0000) >> 24)) & 0x0fff_ffff
+        });
+        // SAFETY: DT_HASH is `nbucket, nchain, bucket[nbucket],
+        // chain[nchain]` of u32, mapped with the object; chain entries are
+        // symbol indices below nchain.
+        unsafe {
+            let h = self.sysv_hash as *const u32;
+            let (nbucket, nchain) = (*h, *h.add(1));
+            if nbucket == 0 {
+                return None;
+            }
+            let chains = h.add(2 + nbucket as usize);
+            let mut i = *h.add(2 + (hash % nbucket) as usize);
+            let mut steps = 0;
+            while i != 0 && i < nchain && steps < nchain {
+                if let Some(addr) = self.matching(i, name, version) {
+                    return Some(addr);
+                }
+                i = *chains.add(i as usize);
+                steps += 1;
+            }
+        }
+        None
+    }
+
+    /// Symbol `i`'s address (its IFUNC resolved) if it is a definition of
+    /// `name` in `version`.
+    ///
+    /// # Safety
+    /// `i` is an index of the symbol table; the object is relocated.
+    unsafe fn matching(&self, i: u32, name: &str, version: Version<'_>) -> Option<u64> {
+        // SAFETY: as the caller guarantees; names are NUL-terminated in
+        // the string table.
+        unsafe {
+            let sym = &*(self.symtab as *const Sym).add(i as usize);
+            let sym_name = CStr::from_ptr((self.strtab + sym.name as u64) as *const _);
+            if sym.shndx == 0
+                || sym_name.to_bytes() != name.as_bytes()
+                || !self.version_matches(i, version)
+            {
+                return None;
+            }
+            let addr = self.base + sym.value;
+            if sym.info & 0xf == STT_GNU_IFUNC {
+                let resolver: extern "C" fn() -> u64 = core::mem::transmute(addr);
+                return Some(resolver());
+            }
+            Some(addr)
         }
     }
 
@@ -246,5 +301,72 @@ impl Object {
             }
         }
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What `dlsym`/`dlvsym` answer on the same loaded libm and libc (the
+    /// test process is no guest: `dlopen` may run initialisers here).
+    fn dl(lib: &CStr, name: &CStr, version: Option<&CStr>) -> Option<u64> {
+        // SAFETY: NUL-terminated names; RTLD_NOLOAD only finds loaded ones.
+        unsafe {
+            let h = libc::dlopen(lib.as_ptr(), libc::RTLD_NOLOAD | libc::RTLD_LAZY);
+            assert!(!h.is_null(), "{lib:?} is not loaded in the test process");
+            let p = match version {
+                None => libc::dlsym(h, name.as_ptr()),
+                Some(v) => libc::dlvsym(h, name.as_ptr(), v.as_ptr()),
+            };
+            (!p.is_null()).then_some(p as u64)
+        }
+    }
+
+    #[test]
+    fn lookups_agree_with_dlsym() {
+        // Keep libm loaded in this process.
+        assert!(f64::sin(1.0) > 0.8);
+        let libm = find(b"libm.so.6").expect("libm in the loader's list");
+        let libc_ = find(b"libc.so.6").expect("libc in the loader's list");
+        for name in [
+            c"sin", c"exp", c"pow", c"log", c"atan2", c"sincos", c"lgamma",
+        ] {
+            let s = name.to_str().unwrap();
+            assert_eq!(
+                libm.symbol(s, Version::Default),
+                dl(c"libm.so.6", name, None),
+                "{s}"
+            );
+            let v = c"GLIBC_2.2.5";
+            assert_eq!(
+                libm.symbol(s, Version::Named(v)),
+                dl(c"libm.so.6", name, Some(v)),
+                "{s}@GLIBC_2.2.5"
+            );
+        }
+        // IFUNCs resolved as the loader resolves them.
+        for name in [c"strlen", c"memcpy", c"ldexp"] {
+            let s = name.to_str().unwrap();
+            assert_eq!(
+                libc_.symbol(s, Version::Default),
+                dl(c"libc.so.6", name, None),
+                "{s}"
+            );
+        }
+        assert_eq!(libm.symbol("no_such_function", Version::Default), None);
+        if libm.sysv_hash != 0 {
+            let gnu_less = Object {
+                gnu_hash: 0,
+                ..libm
+            };
+            for s in ["sin", "exp", "pow"] {
+                assert_eq!(
+                    gnu_less.symbol(s, Version::Default),
+                    libm.symbol(s, Version::Default),
+                    "{s} through DT_HASH"
+                );
+            }
+        }
     }
 }

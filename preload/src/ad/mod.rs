@@ -100,6 +100,15 @@ pub fn start<H: mathwrap::Host>() -> Result<(), String> {
     if crate::init::config().mathwrap {
         let n = libm::init::<H>();
         crate::log!("mathwrap: {} libm entry points answered natively", n);
+        if n == 0 && crate::loaded::find(b"libm.so.6").is_some() {
+            // Not silently: glibc's machine code for these functions is
+            // differentiated instead, accurately only near where it was
+            // tabulated (docs/math-functions.md).
+            crate::dgad_eprintln!(
+                "none of libm's functions were found in its symbol table: math functions \
+                 are differentiated as machine code, without the analytic wrappers"
+            );
+        }
     }
     Ok(())
 }
