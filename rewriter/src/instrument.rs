@@ -1091,7 +1091,32 @@ fn vector_move(insn: &Instruction, flags_free: bool) -> Option<Plan> {
             64 - moved
         }
     };
+    // Unmasked EVEX moves of a whole xmm, ymm or zmm (glibc's AVX-512
+    // `memcpy` and `memset` are made of them); EVEX zeroes above the width.
+    let evex_whole = insn.encoding() == EncodingKind::EVEX
+        && matches!(
+            insn.mnemonic(),
+            Mnemonic::Vmovdqu8
+                | Mnemonic::Vmovdqu16
+                | Mnemonic::Vmovdqu32
+                | Mnemonic::Vmovdqu64
+                | Mnemonic::Vmovdqa32
+                | Mnemonic::Vmovdqa64
+                | Mnemonic::Vmovups
+                | Mnemonic::Vmovupd
+                | Mnemonic::Vmovaps
+                | Mnemonic::Vmovapd
+        );
     let (len, zero) = match insn.code() {
+        _ if evex_whole => {
+            let r = if insn.op0_kind() == OpKind::Register {
+                insn.op0_register()
+            } else {
+                insn.op1_register()
+            };
+            let len = r.size() as u8;
+            (len, upper(len))
+        }
         // Full-width moves of 16, 32 or 64 bytes.
         Movapd_xmm_xmmm128 | Movapd_xmmm128_xmm | Movaps_xmm_xmmm128 | Movaps_xmmm128_xmm
         | Movupd_xmm_xmmm128 | Movupd_xmmm128_xmm | Movups_xmm_xmmm128 | Movups_xmmm128_xmm
