@@ -152,7 +152,14 @@ fn tape_evaluation(args: Vec<std::ffi::OsString>) -> ExitCode {
         [dir, flag] => (PathBuf::from(dir), flag.to_str()),
         _ => return usage(),
     };
+    // Derivgrind's releases before the bars and dots names read
+    // dg-output-adjoints and wrote dg-input-adjoints: scripts of that time
+    // seed the one, so answer in the other.
+    let legacy = dir.join(LEGACY_SEEDS);
     let result = match flag {
+        None if !dir.join(file_name::OUTPUT_BARS).exists() && legacy.exists() => {
+            reverse_with_names(&dir, LEGACY_SEEDS, LEGACY_RESULTS)
+        }
         None | Some("--forward") => run(&Cli {
             dir,
             forward: flag.is_some(),
@@ -172,6 +179,21 @@ fn tape_evaluation(args: Vec<std::ffi::OsString>) -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// Derivgrind's earlier names of the reverse sweep's seed and result files.
+const LEGACY_SEEDS: &str = "dg-output-adjoints";
+const LEGACY_RESULTS: &str = "dg-input-adjoints";
+
+/// A reverse sweep seeded from `dir/seeds`, its result written to
+/// `dir/results`.
+fn reverse_with_names(dir: &std::path::Path, seeds: &str, results: &str) -> anyhow::Result<()> {
+    let recording =
+        Recording::open(dir).with_context(|| format!("record directory {}", dir.display()))?;
+    let seeds = read_values(&recording.path(seeds))?;
+    let evaluation = evaluator::reverse(&recording, &seeds, &SweepOptions::default())?;
+    write_values(&recording.path(results), &evaluation.values)?;
+    Ok(())
 }
 
 /// `tape-evaluation PATH --stats`.

@@ -95,6 +95,16 @@ fn derivgrind_clients_run_against_the_installed_prefix() {
         .arg(&cube);
     assert_eq!(ok(with_input(cmd, "2\n"), "valgrind cube").trim(), "8");
     assert_eq!(reverse(&prefix, &dir, "1\n"), [12.0]);
+    // Derivgrind's earlier file names: dg-output-adjoints in,
+    // dg-input-adjoints out.
+    std::fs::remove_file(dir.join("dg-output-bars")).unwrap();
+    std::fs::write(dir.join("dg-output-adjoints"), "1\n").unwrap();
+    let out = Command::new(prefix.join("bin/tape-evaluation"))
+        .arg(&dir)
+        .output()
+        .unwrap();
+    ok(out, "tape-evaluation, adjoint names");
+    assert_eq!(column(&dir, "dg-input-adjoints"), [12.0]);
     // Forward over the tape, and Derivgrind's --stats line: blocks with
     // no, one and two operands, adding up to the tape's blocks.
     std::fs::write(dir.join("dg-input-dots"), "1\n").unwrap();
