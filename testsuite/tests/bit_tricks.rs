@@ -1,0 +1,159 @@
+//! Derivgrind's trick tests (`derivgrind/trick_tests`), redone for dgad:
+//! bit tricks on a marked value (`programs/cxx/bit_tricks.cpp`), each run
+//! in dot mode and in record mode (through `dgad grad`), the value and the
+//! derivative checked against the analytic ones.
+//!
+//! Some tricks are beyond dgad, as several are beyond Derivgrind: they are
+//! listed in [`KNOWN`] with the reason and whether dgad says so on stderr.
+//! A listed case must still fail as listed (so the list stays true), and
+//! every other case must give the analytic derivative.
+
+use std::ffi::OsString;
+use std::process::Command;
+use testsuite::{
+    build_program_at, dgad_launcher, dgad_lib, programs_dir, workspace_root, Compiler, OptLevel,
+};
+
+/// Cases and their analytic derivatives.
+const CASES: &[(&str, f64)] = &[
+    ("exponent_add_double", 32.0),
+    ("exponent_add_float", 8.0),
+    ("frexp_mask_double", 1.0 / 64.0),
+    ("frexp_mask_float", 1.0 / 64.0),
+    ("rounding_double", 0.0),
+    ("rounding_float", 0.0),
+    ("zlib_round_trip", 1.0),
+    ("two_mappings", 1.0),
+];
+
+/// (case, mode, reported on stderr, reason): the known wrong derivatives
+/// (all 0), `docs/limitations.md`.
+const KNOWN: &[(&str, &str, bool, &str)] = &[
+    (
+        "exponent_add_double",
+        "both",
+        false,
+        "an integer add of k·2^52 to a double's bits in a general register: integer \
+         instructions on general registers carry no check (record-mode limitations)",
+    ),
+    (
+        "exponent_add_float",
+        "both",
+        false,
+        "the same for a float's bits (k·2^23)",
+    ),
+    (
+        "frexp_mask_double",
+        "both",
+        false,
+        "masking a double's exponent bits in a general register is taken for integer work \
+         (printf takes doubles apart so) and gives a constant without a report",
+    ),
+    (
+        "zlib_round_trip",
+        "record",
+        false,
+        "compression works on bytes and hashes them: an index's bytes in integer work \
+         become a constant",
+    ),
+    (
+        "zlib_round_trip",
+        "dot",
+        true,
+        "the same in dot mode, reported (bitwise logic on active data)",
+    ),
+    (
+        "two_mappings",
+        "both",
+        true,
+        "shadows belong to virtual addresses: a value read through a second mapping of its \
+         page has none (writable shared memory is reported)",
+    ),
+];
+
+fn known(case: &str, mode: &str) -> Option<(bool, &'static str)> {
+    KNOWN
+        .iter()
+        .find(|k| k.0 == case && (k.1 == mode || k.1 == "both"))
+        .map(|k| (k.2, k.3))
+}
+
+fn close(a: f64, b: f64) -> bool {
+    if b == 0.0 {
+        a == 0.0
+    } else {
+        ((a - b) / b).abs() <= 1e-6
+    }
+}
+
+/// "CASE value V derivative D expected E" → (V, D).
+fn parse(line: &str) -> (f64, f64) {
+    let w: Vec<&str> = line.split_whitespace().collect();
+    assert!(w.len() == 7 && w[1] == "value", "unexpected line {line:?}");
+    (w[2].parse().unwrap(), w[4].parse().unwrap())
+}
+
+#[test]
+fn bit_tricks_in_dot_and_record_mode() {
+    let include: OsString = format!("-I{}", workspace_root().join("include").display()).into();
+    let prog = build_program_at(
+        &programs_dir().join("cxx/bit_tricks.cpp"),
+        Compiler::Gcc,
+        OptLevel::O3,
+        &[include],
+        &["-lz".into()],
+    );
+    let mut problems = Vec::new();
+    for &(case, derivative) in CASES {
+        let native = Command::new(&prog).arg(case).output().unwrap();
+        assert!(native.status.success(), "{case} natively: {native:?}");
+        let (value, _) = parse(String::from_utf8_lossy(&native.stdout).trim());
+        // Dot mode: the program reads its own tangent.
+        let dot = Command::new(&prog)
+            .arg(case)
+            .env("LD_PRELOAD", dgad_lib())
+            .env("DGAD_MODE", "dot")
+            .output()
+            .unwrap();
+        assert!(dot.status.success(), "{case} in dot mode: {dot:?}");
+        let (v, d) = parse(String::from_utf8_lossy(&dot.stdout).trim());
+        // Record mode: dgad grad sweeps the tape (the program's stdout goes
+        // to stderr with --csv).
+        let rec = Command::new(dgad_launcher())
+            .args(["grad", "--csv", "--"])
+            .arg(&prog)
+            .arg(case)
+            .output()
+            .unwrap();
+        assert!(rec.status.success(), "{case} in record mode: {rec:?}");
+        let csv = String::from_utf8_lossy(&rec.stdout).to_string();
+        let r: f64 = csv
+            .lines()
+            .nth(1)
+            .and_then(|l| l.split(',').nth(1))
+            .and_then(|x| x.parse().ok())
+            .unwrap_or_else(|| panic!("{case}: no gradient in {csv:?}"));
+        assert!(
+            close(v, value),
+            "{case}: dot mode changed the value: {v} vs {value}"
+        );
+        for (mode, got, stderr) in [("dot", d, &dot.stderr), ("record", r, &rec.stderr)] {
+            let reported = String::from_utf8_lossy(stderr).contains("dgad: ");
+            match known(case, mode) {
+                None if !close(got, derivative) => problems.push(format!(
+                    "{case} ({mode}): derivative {got}, analytic {derivative}"
+                )),
+                None => {}
+                Some((_, reason)) if close(got, derivative) => problems.push(format!(
+                    "{case} ({mode}) gives the analytic derivative now: take it off the list \
+                     ({reason})"
+                )),
+                Some((report, _)) if report != reported => problems.push(format!(
+                    "{case} ({mode}): reported on stderr: {reported}, listed as {report}"
+                )),
+                Some(_) => {}
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
