@@ -523,6 +523,15 @@ fn specific_plan(insn: &Instruction, flags_free: bool) -> Plan {
                 Plan::Runtime
             }
         }
+        // The memory operand is checked too: the value whose exponent is
+        // changed is often read straight from memory (`add rax, [rsp+8]`).
+        Some(Semantics::Passive)
+            if flags_free
+                && is_gpr_add_sub(insn)
+                && (0..insn.op_count()).all(|i| insn.op_kind(i) != OpKind::Memory) =>
+        {
+            all_passive(insn, false).unwrap_or(Plan::Runtime)
+        }
         Some(Semantics::Passive) if !byte_granular_shift(insn) => passive_registers(insn)
             .map(Plan::ClearRegisters)
             .or_else(|| passive_memory(insn, flags_free))
@@ -668,6 +677,19 @@ fn passive_memory(insn: &Instruction, flags_free: bool) -> Option<Plan> {
 fn is_vector_op_code(insn: &Instruction) -> bool {
     (0..insn.op_count())
         .any(|i| insn.op_kind(i) == OpKind::Register && insn.op_register(i).is_vector_register())
+}
+
+/// `add` or `sub` on a 32- or 64-bit general register other than `rsp`:
+/// what an exponent add by hand (`ldexp` of k·2^52 on a double's bits, or
+/// k·2^23 on a float's) is made of. Such an instruction checks its inputs'
+/// shadows inline; an active one goes to the runtime, which scales the
+/// derivative for an exponent add and reports anything else.
+pub fn is_gpr_add_sub(insn: &Instruction) -> bool {
+    matches!(insn.mnemonic(), Mnemonic::Add | Mnemonic::Sub)
+        && insn.op0_kind() == OpKind::Register
+        && insn.op0_register().is_gpr()
+        && matches!(insn.op0_register().size(), 4 | 8)
+        && insn.op0_register().full_register() != Register::RSP
 }
 
 /// Integer add, subtract, multiply or shift on vector lanes (`paddd`,

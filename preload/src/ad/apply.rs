@@ -55,6 +55,18 @@ pub fn instrument(ctx: &mut ThreadCtx, insn: &Instruction, m: &dyn Mode) -> Afte
         Some(Semantics::Passive) if magnitude_shift(&insn) => magnitude_pair(ctx, m, &insn),
         Some(Semantics::Passive) if vector_magnitude_pair(ctx, m, &insn) => {}
         Some(Semantics::Passive) if exponent_scaling(ctx, m, &insn) => {}
+        Some(Semantics::Passive) if gpr_exponent_scaling(ctx, m, &insn) => {}
+        Some(Semantics::Passive) if rewriter::instrument::is_gpr_add_sub(&insn) => {
+            if gpr_active_input(ctx, m, &insn) {
+                warn_once(
+                    &insn,
+                    "integer arithmetic on the bits of an active value in a general register \
+                     (other than an exponent add of k·2^52 or k·2^23); the result is treated as a \
+                     constant",
+                );
+            }
+            clear_written(ctx, &insn, false)
+        }
         Some(Semantics::Passive) => {
             let report = rewriter::instrument::is_vector_integer_arithmetic(&insn)
                 && !exponent_extraction(ctx, &insn)
@@ -1547,10 +1559,7 @@ fn exponent_scaling(ctx: &mut ThreadCtx, m: &dyn Mode, insn: &Instruction) -> bo
     ) else {
         return false;
     };
-    let (w, mantissa, exponent_max) = match elem {
-        Elem::F32 => (4, 23, 0xff_i64),
-        _ => (8, 52, 0x7ff_i64),
-    };
+    let w = if elem == Elem::F32 { 4 } else { 8 };
     let bits = |l: &Lanes, lane: usize| l.bits(lane, elem);
     let lanes = dest_bytes(insn) / w;
     let mut blocks = Vec::with_capacity(lanes);
@@ -1582,21 +1591,10 @@ fn exponent_scaling(ctx: &mut ThreadCtx, m: &dyn Mode, insn: &Instruction) -> bo
             (false, true) if !subtract => (bits(&b, lane), xb, bits(&a, lane)),
             _ => return false,
         };
-        // The step as a signed count of exponent units.
-        let signed = if w == 4 {
-            i64::from(step as u32 as i32)
-        } else {
-            step as i64
+        let Some(factor) = exponent_factor(active, step, subtract, elem) else {
+            return false;
         };
-        if signed & ((1 << mantissa) - 1) != 0 {
-            return false;
-        }
-        let k = (signed >> mantissa) * if subtract { -1 } else { 1 };
-        let e = ((active >> mantissa) as i64) & exponent_max;
-        if e == 0 || e == exponent_max || !(1..exponent_max).contains(&(e + k)) {
-            return false;
-        }
-        blocks.push(Some((index, 2f64.powi(k as i32))));
+        blocks.push(Some((index, factor)));
     }
     let Some(loc) = reg_shadow_offset(insn.op0_register()) else {
         return false;
@@ -1611,6 +1609,118 @@ fn exponent_scaling(ctx: &mut ThreadCtx, m: &dyn Mode, insn: &Instruction) -> bo
         m.write(&mut out[lane * w..][..w], elem, idx);
     }
     apply_mask(ctx, insn, &old, &mut out, w, lanes);
+    write_shadow(ctx, ShadowLoc::Reg(loc), &out);
+    true
+}
+
+/// The factor 2^k by which adding (or subtracting) `step` to the bits of
+/// the normal value `active` scales it, when `step` is k whole exponent
+/// units and the result stays normal; None otherwise.
+fn exponent_factor(active: u64, step: u64, subtract: bool, elem: Elem) -> Option<f64> {
+    let (mantissa, exponent_max) = match elem {
+        Elem::F32 => (23, 0xff_i64),
+        _ => (52, 0x7ff_i64),
+    };
+    // The step as a signed count of exponent units.
+    let signed = if elem == Elem::F32 {
+        i64::from(step as u32 as i32)
+    } else {
+        step as i64
+    };
+    if signed & ((1 << mantissa) - 1) != 0 {
+        return None;
+    }
+    let k = (signed >> mantissa) * if subtract { -1 } else { 1 };
+    let e = ((active >> mantissa) as i64) & exponent_max;
+    if e == 0 || e == exponent_max || !(1..exponent_max).contains(&(e + k)) {
+        return None;
+    }
+    Some(2f64.powi(k as i32))
+}
+
+/// A general-register operand of an `add`/`sub` ([`is_gpr_add_sub`]) as
+/// (bits, shade) of a value of `elem` (`w` bytes): a register, memory or an
+/// immediate (passive).
+fn gpr_operand(
+    ctx: &ThreadCtx,
+    m: &dyn Mode,
+    insn: &Instruction,
+    op: u32,
+    elem: Elem,
+) -> Option<(u64, Shade)> {
+    let w = elem_bytes(elem);
+    let mask = if w == 8 { u64::MAX } else { 0xffff_ffff };
+    let mut sh = [0u8; 8];
+    match insn.op_kind(op) {
+        OpKind::Register => {
+            let r = insn.op_register(op);
+            read_shadow(ctx, ShadowLoc::Reg(reg_shadow_offset(r)?), &mut sh[..w]);
+            Some((
+                super::guest::gpr_value(ctx, r) & mask,
+                m.read(&sh[..w], elem),
+            ))
+        }
+        OpKind::Memory => {
+            let ea = effective_address(ctx, insn, 0)?;
+            let mut d = [0u8; 8];
+            if !shadowmem::is_app(ea) || !read_mem(ea, &mut d[..w]) {
+                return None;
+            }
+            read_shadow(ctx, ShadowLoc::Mem(shadowmem::shadow_of(ea)), &mut sh[..w]);
+            Some((u64::from_le_bytes(d), m.read(&sh[..w], elem)))
+        }
+        k if is_immediate(k) => Some((insn.immediate(op) & mask, Shade::PASSIVE)),
+        _ => None,
+    }
+}
+
+/// The element a 32- or 64-bit general register holds, as float or double.
+fn gpr_elem(insn: &Instruction) -> Elem {
+    if insn.op0_register().size() == 8 {
+        Elem::F64
+    } else {
+        Elem::F32
+    }
+}
+
+/// Whether an `add`/`sub` on a general register reads an active value.
+fn gpr_active_input(ctx: &ThreadCtx, m: &dyn Mode, insn: &Instruction) -> bool {
+    let elem = gpr_elem(insn);
+    (0..2).any(|o| gpr_operand(ctx, m, insn, o, elem).is_some_and(|(_, s)| s.is_active()))
+}
+
+/// An exponent add by hand in a general register: `add`/`sub` of k·2^52
+/// to a double's bits (64-bit register) or of k·2^23 to a float's (32-bit),
+/// as `ldexp` is written in C without libm — the value times 2^k, so the
+/// derivative scales by 2^k (the vector forms: [`exponent_scaling`]).
+fn gpr_exponent_scaling(ctx: &mut ThreadCtx, m: &dyn Mode, insn: &Instruction) -> bool {
+    if !rewriter::instrument::is_gpr_add_sub(insn) {
+        return false;
+    }
+    let subtract = insn.mnemonic() == iced_x86::Mnemonic::Sub;
+    let elem = gpr_elem(insn);
+    let (Some((a, xa)), Some((b, xb))) = (
+        gpr_operand(ctx, m, insn, 0, elem),
+        gpr_operand(ctx, m, insn, 1, elem),
+    ) else {
+        return false;
+    };
+    let (active, index, step) = match (xa.is_active(), xb.is_active()) {
+        (true, false) => (a, xa, b),
+        (false, true) if !subtract => (b, xb, a),
+        _ => return false,
+    };
+    let Some(factor) = exponent_factor(active, step, subtract, elem) else {
+        return false;
+    };
+    let Some(loc) = reg_shadow_offset(insn.op0_register().full_register()) else {
+        return false;
+    };
+    let idx = result_index(ctx, m, index, factor, Shade::PASSIVE, 0.0);
+    // A 32-bit result zero-extends into the 64-bit register: so does its
+    // shadow.
+    let mut out = [0u8; 8];
+    m.write(&mut out[..elem_bytes(elem)], elem, idx);
     write_shadow(ctx, ShadowLoc::Reg(loc), &out);
     true
 }

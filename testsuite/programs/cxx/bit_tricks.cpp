@@ -1,5 +1,6 @@
 // Bit tricks on a marked value, after the cases of Derivgrind's trick tests
-// (derivgrind/trick_tests): an exponent added as an integer, frexp by
+// (derivgrind/trick_tests): an exponent added as an integer (to bits read
+// from memory, and to bits in a register), frexp by
 // masking the exponent, the rounding trick with 1.5·2^52, a round trip
 // through zlib, and a value read through a second mapping of its page.
 // Usage: bit_tricks CASE. In dot mode (DG_GET_MODE 'd') the input is seeded
@@ -45,6 +46,17 @@ static double real(uint64_t u) { double v; memcpy(&v, &u, 8); return v; }
 static uint32_t bits(float v) { uint32_t u; memcpy(&u, &v, 4); return u; }
 static float real(uint32_t u) { float v; memcpy(&v, &u, 4); return v; }
 
+// An exponent add on a value in a register (a function's argument): the
+// integer add reads the bits from a general register.
+__attribute__((noinline)) static double times32(double a)
+{
+    return real(uint64_t(bits(a) + (uint64_t(5) << 52)));
+}
+__attribute__((noinline)) static float times8(float a)
+{
+    return real(uint32_t(bits(a) + (3u << 23)));
+}
+
 int main(int argc, char **argv)
 {
     std::string c = argc > 1 ? argv[1] : "";
@@ -58,6 +70,14 @@ int main(int argc, char **argv)
         float a = -2.7f;
         input(a);
         output(c, real(bits(a) + (k32 << 23)), 8.0);
+    } else if (c == "exponent_add_double_register") {
+        double a = 2.7;
+        input(a);
+        output(c, times32(a), 32.0);
+    } else if (c == "exponent_add_float_register") {
+        float a = -2.7f;
+        input(a);
+        output(c, times8(a), 8.0);
     } else if (c == "frexp_mask_double") {
         double a = 38.1;
         input(a);
