@@ -1018,6 +1018,17 @@ fn bit_logic(ctx: &mut ThreadCtx, m: &dyn Mode, insn: &Instruction, op: LogicOp)
             emit(ctx, off + 4, 4, &mut out);
         }
     }
+    // Masking off a double's exponent bits and keeping its whole
+    // significand in a general register is frexp by hand (the exponent is
+    // then set with `or`), not the integer work printf does on a double's
+    // parts: said, where that work stays silent.
+    if gpr && w == 8 && op == LogicOp::And && exponent_masked_off(m, &lanes.operands) {
+        warn_once(
+            insn,
+            "a double's exponent bits masked off in a general register, its significand kept \
+             (frexp by hand?); the result is treated as a constant",
+        );
+    }
     let w = if gpr { w } else { 4 };
     if warned_unknown || out_of_range || unfollowed {
         warn_once(insn, "bitwise logic on active data that is not a sign-bit trick; the result is treated as a constant");
@@ -1611,6 +1622,31 @@ fn exponent_scaling(ctx: &mut ThreadCtx, m: &dyn Mode, insn: &Instruction) -> bo
     apply_mask(ctx, insn, &old, &mut out, w, lanes);
     write_shadow(ctx, ShadowLoc::Reg(loc), &out);
     true
+}
+
+/// Whether an `and` of two 8-byte general-register operands (data,
+/// shadow) keeps an active double's sign and significand bits and clears
+/// all its exponent bits, the mask being the other, passive, operand.
+fn exponent_masked_off(m: &dyn Mode, operands: &[([u8; 64], [u8; 64])]) -> bool {
+    const SIGNIFICAND: u64 = (1 << 52) - 1;
+    const EXPONENT: u64 = 0x7ff << 52;
+    // The sign kept as well: printf takes the significand alone
+    // (`& 0x000f…f`), a value's parts for printing, not a new value.
+    const SIGN: u64 = 1 << 63;
+    let value = |o: &([u8; 64], [u8; 64])| u64::from_le_bytes(o.0[..8].try_into().unwrap());
+    let active = |o: &([u8; 64], [u8; 64])| m.read(&o.1[..8], Elem::F64).is_active();
+    match operands {
+        [a, b] => [(a, b), (b, a)].iter().any(|&(x, mask)| {
+            let e = value(x) & EXPONENT;
+            active(x)
+                && !active(mask)
+                && e != 0
+                && e != EXPONENT
+                && value(mask) & (SIGNIFICAND | SIGN) == SIGNIFICAND | SIGN
+                && value(mask) & EXPONENT == 0
+        }),
+        _ => false,
+    }
 }
 
 /// The factor 2^k by which adding (or subtracting) `step` to the bits of
