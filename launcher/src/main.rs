@@ -337,6 +337,21 @@ fn sweep(s: &Sweep, jacobian: bool) -> Result<ExitCode> {
     let outputs = tape_format::read_indices(&dir.join(tape_format::file_name::OUTPUT_INDICES))
         .context("the program marked no outputs (DG_OUTPUTF, dgad_output)")?
         .len();
+    // No table of nothing: a run that marked none has no derivatives to
+    // print, which a user should hear about rather than read off an empty
+    // table (marks made before the runtime came in: --no-early, no ptrace).
+    for (n, what, how) in [
+        (inputs, "inputs", "DG_INPUTF, dgad_input"),
+        (outputs, "outputs", "DG_OUTPUTF, dgad_output"),
+    ] {
+        if n == 0 {
+            bail!(
+                "the program marked no {what} ({how}) while it ran under dgad: no derivatives \
+                 (the recording is in {})",
+                dir.display()
+            );
+        }
+    }
     if jacobian {
         dg_eval(&dir, &["--jacobian"])?;
         let j = read_values(&dir, tape_format::file_name::JACOBIAN)?;
