@@ -1325,13 +1325,13 @@ impl<'a> Translator<'a> {
         let vex = insn.encoding() != EncodingKind::Legacy;
         let (low, whole) = self.vectors_dead.get(self.index).copied().unwrap_or((0, 0));
         let dead = if vex { whole } else { low };
-        let (load, store) = match (len, vex) {
-            (4, false) => (Movss_xmm_xmmm32, Movss_xmmm32_xmm),
-            (8, false) => (Movsd_xmm_xmmm64, Movsd_xmmm64_xmm),
-            (16, false) => (Movdqu_xmm_xmmm128, Movdqu_xmmm128_xmm),
-            (4, true) => (VEX_Vmovss_xmm_m32, VEX_Vmovss_m32_xmm),
-            (8, true) => (VEX_Vmovsd_xmm_m64, VEX_Vmovsd_m64_xmm),
-            (16, true) => (VEX_Vmovdqu_xmm_xmmm128, VEX_Vmovdqu_xmmm128_xmm),
+        let store = match (len, vex) {
+            (4, false) => Movss_xmmm32_xmm,
+            (8, false) => Movsd_xmmm64_xmm,
+            (16, false) => Movdqu_xmmm128_xmm,
+            (4, true) => VEX_Vmovss_m32_xmm,
+            (8, true) => VEX_Vmovsd_m64_xmm,
+            (16, true) => VEX_Vmovdqu_xmmm128_xmm,
             _ => return Ok(false),
         };
         if dead == 0 {
@@ -1350,28 +1350,7 @@ impl<'a> Translator<'a> {
             MoveSide::Register(off) => gs_operand(sr + off),
             MoveSide::Memory => MemoryOperand::with_base(Register::RAX),
         };
-        if len == 16 {
-            // Two 8-byte loads: the source was often written 8 bytes at a
-            // time just before (a scalar result's shadow), and a 16-byte
-            // load over a narrower store waits for it to reach the cache
-            // instead of taking it from the store buffer.
-            let (low, high) = if vex {
-                (VEX_Vmovsd_xmm_m64, VEX_Vmovhpd_xmm_xmm_m64)
-            } else {
-                (Movsd_xmm_xmmm64, Movhpd_xmm_m64)
-            };
-            let mut upper = operand(src);
-            upper.displacement += 8;
-            upper.displ_size = upper.displ_size.max(1);
-            self.asm(Instruction::with2(low, temp, operand(src)));
-            self.asm(if vex {
-                Instruction::with3(high, temp, temp, upper)
-            } else {
-                Instruction::with2(high, temp, upper)
-            });
-        } else {
-            self.asm(Instruction::with2(load, temp, operand(src)));
-        }
+        self.load_shadow(temp, operand(src), u32::from(len), vex);
         // The load (from memory in every case) zero-extends the temporary
         // to 16 bytes at least: a register destination that is zeroed that
         // far takes them in the same store.
@@ -1395,6 +1374,41 @@ impl<'a> Translator<'a> {
             self.e.load_gs(Gpr::RAX, l.spill_rax);
         }
         Ok(true)
+    }
+
+    /// `t` = `bytes` (4, 8, 16 or 32) of shadow at `m`, in the legacy or
+    /// VEX encoding; 16 as two 8-byte loads: the shadow was often written 8
+    /// bytes at a time just before (a scalar result's), and a 16-byte load
+    /// over a narrower store waits for it to reach the cache instead of
+    /// taking it from the store buffer.
+    fn load_shadow(&mut self, t: Register, m: MemoryOperand, bytes: u32, vex: bool) {
+        use Code::*;
+        match bytes {
+            32 => self.asm(Instruction::with2(VEX_Vmovdqu_ymm_ymmm256, t, m)),
+            16 => {
+                let x = Register::XMM0 + t.number() as u32;
+                let mut upper = m;
+                upper.displacement += 8;
+                upper.displ_size = upper.displ_size.max(1);
+                if vex {
+                    self.asm(Instruction::with2(VEX_Vmovsd_xmm_m64, x, m));
+                    self.asm(Instruction::with3(VEX_Vmovhpd_xmm_xmm_m64, x, x, upper));
+                } else {
+                    self.asm(Instruction::with2(Movsd_xmm_xmmm64, x, m));
+                    self.asm(Instruction::with2(Movhpd_xmm_m64, x, upper));
+                }
+            }
+            _ => {
+                let x = Register::XMM0 + t.number() as u32;
+                let code = match (bytes, vex) {
+                    (8, false) => Movsd_xmm_xmmm64,
+                    (8, true) => VEX_Vmovsd_xmm_m64,
+                    (_, false) => Movss_xmm_xmmm32,
+                    (_, true) => VEX_Vmovss_xmm_m32,
+                };
+                self.asm(Instruction::with2(code, x, m));
+            }
+        }
     }
 
     /// Zeroes `len` bytes (a multiple of 4) of the shadow register file

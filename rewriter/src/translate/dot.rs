@@ -315,6 +315,15 @@ impl Form {
         }
     }
 
+    /// `ptest` in this form's encoding and width.
+    fn ptest(self) -> Code {
+        match (self.vex, self.ymm) {
+            (false, _) => Code::Ptest_xmm_xmmm128,
+            (true, false) => Code::VEX_Vptest_xmm_xmmm128,
+            (true, true) => Code::VEX_Vptest_ymm_ymmm256,
+        }
+    }
+
     /// Temporary `n` (0–15) as this form's register.
     fn reg(self, n: u32) -> Register {
         if self.vex && self.ymm {
@@ -590,16 +599,30 @@ impl Translator<'_> {
             self.e.load_gs(Gpr::RAX, l.spill_rax);
         }
         if let Some(slow) = slow {
-            let done = self.e.jmp_rel32_placeholder();
-            let here = self.e.offset();
-            self.e.bind_rel32(slow, here);
-            self.dot_temps(f, &temps, &used, false);
-            self.e.load_gs(Gpr::RAX, l.spill_rax);
-            self.instrument_call(insn);
-            let here = self.e.offset();
-            self.e.bind_rel32(done, here);
+            self.dot_runtime_path(insn, f, &temps, &used, slow);
         }
         Ok(())
+    }
+
+    /// The runtime path of an operation whose test jumps to `slow` (a
+    /// rel32 field): the fast path jumps over it; it restores the
+    /// temporaries `used` and `rax` and has the runtime apply the rule.
+    fn dot_runtime_path(
+        &mut self,
+        insn: &Instruction,
+        f: Form,
+        temps: &[u32; TEMPS],
+        used: &[usize],
+        slow: usize,
+    ) {
+        let done = self.e.jmp_rel32_placeholder();
+        let here = self.e.offset();
+        self.e.bind_rel32(slow, here);
+        self.dot_temps(f, temps, used, false);
+        self.e.load_gs(Gpr::RAX, self.layout.spill_rax);
+        self.instrument_call(insn);
+        let here = self.e.offset();
+        self.e.bind_rel32(done, here);
     }
 
     /// t0 = dA·b + dB·a for one lane, each term only where its tangent is
@@ -616,11 +639,8 @@ impl Translator<'_> {
         b: Register,
     ) {
         let mask = gs_operand(self.layout.abs_masks + if f.double { 0 } else { 16 });
-        let ptest = if f.vex {
-            Code::VEX_Vptest_xmm_xmmm128
-        } else {
-            Code::Ptest_xmm_xmmm128
-        };
+        // Scalar: an xmm form.
+        let ptest = f.ptest();
         self.asm(Instruction::with2(ptest, t0, mask));
         let a_zero = self.e.jcc_rel32_placeholder(0x4); // jz
         self.asm(Instruction::with2(ptest, t1, mask));
@@ -754,14 +774,7 @@ impl Translator<'_> {
         }
         self.dot_temps(f, &temps, &used, false);
         self.e.load_gs(Gpr::RAX, l.spill_rax);
-        let done = self.e.jmp_rel32_placeholder();
-        let here = self.e.offset();
-        self.e.bind_rel32(slow, here);
-        self.dot_temps(f, &temps, &used, false);
-        self.e.load_gs(Gpr::RAX, l.spill_rax);
-        self.instrument_call(insn);
-        let here = self.e.offset();
-        self.e.bind_rel32(done, here);
+        self.dot_runtime_path(insn, f, &temps, &used, slow);
         Ok(())
     }
 
@@ -787,11 +800,7 @@ impl Translator<'_> {
         let t = |k: usize| f.reg(temps[k]);
         let (t0, t1, t2, t3, t5, t6) = (t(0), t(1), t(2), t(3), t(5), t(6));
         let lanes = if f.scalar { 1u32 } else { 0xffu32 };
-        let ptest = match (f.vex, f.ymm) {
-            (false, _) => Code::Ptest_xmm_xmmm128,
-            (true, false) => Code::VEX_Vptest_xmm_xmmm128,
-            (true, true) => Code::VEX_Vptest_ymm_ymmm256,
-        };
+        let ptest = f.ptest();
         // A scalar operation tests the two tangents' bits themselves (the
         // loads zeroed the lanes above): both nonzero or both zero is the
         // fast path, with no other register; only the rare path compares.

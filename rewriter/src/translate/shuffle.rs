@@ -116,37 +116,4 @@ impl Translator<'_> {
         }
         Ok(())
     }
-
-    /// `t` = `bytes` (8, 16 or 32) of shadow at `m`; 16 as two 8-byte
-    /// loads (a shadow written 8 bytes at a time just before forwards
-    /// from the store buffer then).
-    fn load_shadow(&mut self, t: Register, m: MemoryOperand, bytes: u32, vex: bool) {
-        use Code::*;
-        match bytes {
-            32 => self.asm(Instruction::with2(VEX_Vmovdqu_ymm_ymmm256, t, m)),
-            16 => {
-                let x = Register::XMM0 + t.number() as u32;
-                let mut upper = m;
-                upper.displacement += 8;
-                upper.displ_size = upper.displ_size.max(1);
-                if vex {
-                    self.asm(Instruction::with2(VEX_Vmovsd_xmm_m64, x, m));
-                    self.asm(Instruction::with3(VEX_Vmovhpd_xmm_xmm_m64, x, x, upper));
-                } else {
-                    self.asm(Instruction::with2(Movsd_xmm_xmmm64, x, m));
-                    self.asm(Instruction::with2(Movhpd_xmm_m64, x, upper));
-                }
-            }
-            _ => {
-                let x = Register::XMM0 + t.number() as u32;
-                let code = match (bytes, vex) {
-                    (8, false) => Movsd_xmm_xmmm64,
-                    (8, true) => VEX_Vmovsd_xmm_m64,
-                    (_, false) => Movss_xmm_xmmm32,
-                    (_, true) => VEX_Vmovss_xmm_m32,
-                };
-                self.asm(Instruction::with2(code, x, m));
-            }
-        }
-    }
 }
