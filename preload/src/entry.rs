@@ -162,7 +162,12 @@ global_asm!(
     "    mov rbx, qword ptr gs:[0]",
     "    mov eax, {XSAVE_MASK}",
     "    xor edx, edx",
-    "    xsave64 [rbx + {XSAVE}]",
+    "    cmp byte ptr [rip + {USE_XSAVEOPT}], 0",
+    "    je 6f",
+    "    xsaveopt64 [rbx + {XSAVE}]",
+    "    jmp 7f",
+    "6:  xsave64 [rbx + {XSAVE}]",
+    "7:",
     // The runtime computes with the default floating-point environment
     // (round to nearest, exceptions masked), whatever the guest set: a
     // partial must neither trap nor round differently. `xrstor` gives the
@@ -254,6 +259,7 @@ global_asm!(
     STACK = const offset_of!(ThreadCtx, rt_stack_top),
     XSAVE = const offset_of!(ThreadCtx, xsave),
     XSAVE_MASK = const crate::cpu::XSAVE_MASK,
+    USE_XSAVEOPT = sym crate::cpu::USE_XSAVEOPT,
     IN_RUNTIME = const offset_of!(ThreadCtx, in_runtime),
     RESUME = const offset_of!(ThreadCtx, resume_addr),
     RESUME_AT_RIP = const crate::context::reason::RESUME_AT_RIP,

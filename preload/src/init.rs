@@ -204,6 +204,7 @@ pub extern "C" fn dgad_init(
         return 0;
     }
     refresh_pid();
+    crate::cpu::init_entry();
     std::panic::set_hook(Box::new(|info| {
         crate::dgad_eprintln!("internal error: {}", info);
         crate::sys::exit_group(125);

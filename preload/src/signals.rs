@@ -1038,6 +1038,7 @@ fn build_frame(ctx: &mut ThreadCtx, p: &PendingSignal, act: &KernelSigaction) {
         // SAFETY: the first 8 bytes of a sigset_t are the kernel's mask.
         unsafe { *(&mut f.uc.uc_sigmask as *mut libc::sigset_t as *mut u64) = old_mask };
     }
+    crate::ad::guest::materialize_legacy(ctx);
     // SAFETY: both sources are ours and as long as copied; the guest memory
     // written (below its stack pointer past the red zone, or its alternate
     // stack) may be unwritable, which safe_copy reports instead of faulting.

@@ -2319,7 +2319,7 @@ fn st_f80(ctx: &ThreadCtx, i: usize) -> F80 {
     // SAFETY: runtime code; the guest's x87 state is in ctx.xsave and is
     // restored from there when the runtime returns to the guest.
     unsafe { mathwrap::f80::reset_x87() };
-    F80::from_bytes(&ctx.xsave.0[32 + 16 * i..][..10])
+    F80::from_bytes(&crate::ad::guest::st_bytes(ctx, i))
 }
 
 /// The x87 stack: loads and stores keep indices, arithmetic records blocks.

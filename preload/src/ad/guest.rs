@@ -31,8 +31,30 @@ fn xsave_layout() -> &'static XsaveLayout {
 /// Whether the `xsave` image holds component `c` (else it is in its
 /// initial, all-zero state).
 fn has_component(ctx: &ThreadCtx, c: u32) -> bool {
-    let bv = u64::from_le_bytes(ctx.xsave.0[512..520].try_into().unwrap());
-    bv & (1 << c) != 0
+    has_component_bits(&ctx.xsave.0, c)
+}
+
+/// Writes the x87 and SSE components into the image where the header marks
+/// them initial (an `xsaveopt` image leaves their bytes as they were), so
+/// that a copy of the image shows their values to whoever reads the legacy
+/// area without looking at the header, as a guest signal handler reading
+/// `uc_mcontext.fpregs` does.
+pub fn materialize_legacy(ctx: &mut ThreadCtx) {
+    let x = &mut ctx.xsave.0;
+    if !has_component_bits(x, 0) {
+        x[..24].fill(0);
+        x[0..2].copy_from_slice(&mathwrap::f80::DEFAULT_X87_CW.to_le_bytes());
+        x[32..160].fill(0);
+        x[512] |= 1;
+    }
+    if !has_component_bits(x, 1) {
+        x[160..416].fill(0);
+        x[512] |= 2;
+    }
+}
+
+fn has_component_bits(image: &[u8], c: u32) -> bool {
+    u64::from_le_bytes(image[512..520].try_into().unwrap()) & (1 << c) != 0
 }
 
 /// The 64 bytes of zmm register `n` (xmm/ymm are its low 16/32 bytes).
@@ -70,16 +92,28 @@ pub fn kregs(ctx: &ThreadCtx) -> [u64; 8] {
     core::array::from_fn(|i| kreg_value(ctx, i))
 }
 
-/// x87 TOP (from the status word).
+/// x87 TOP (from the status word; 0 in the initial state).
 pub fn x87_top(ctx: &ThreadCtx) -> usize {
+    if !has_component(ctx, 0) {
+        return 0;
+    }
     let fsw = u16::from_le_bytes([ctx.xsave.0[2], ctx.xsave.0[3]]);
     ((fsw >> 11) & 7) as usize
 }
 
+/// The 10 bytes of x87 register `i` of the image (physical order as the
+/// image keeps it, `st(i)` relative to TOP): zero in the initial state.
+pub fn st_bytes(ctx: &ThreadCtx, i: usize) -> [u8; 10] {
+    let mut b = [0u8; 10];
+    if has_component(ctx, 0) {
+        b.copy_from_slice(&ctx.xsave.0[32 + 16 * i..][..10]);
+    }
+    b
+}
+
 /// The 80-bit value of x87 `st(i)` as an f64.
 pub fn st_value(ctx: &ThreadCtx, i: usize) -> f64 {
-    let b = &ctx.xsave.0[32 + 16 * i..][..10];
-    f80_to_f64(b)
+    f80_to_f64(&st_bytes(ctx, i))
 }
 
 /// Converts an x87 extended-precision value to the nearest f64.
