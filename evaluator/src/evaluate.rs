@@ -250,39 +250,42 @@ pub fn evaluate(
     };
     // A failed pass stops the others from starting new ones.
     let failed = AtomicBool::new(false);
-    std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..plan.threads)
-            .map(|_| {
-                scope.spawn(|| -> Result<(), EvalError> {
-                    let bytes = DerivativeMemory::bytes_for(tape.block_count(), plan.lanes);
-                    let mut memory = DerivativeMemory::new(bytes)
-                        .map_err(|error| EvalError::Alloc { bytes, error })?;
-                    while !failed.load(Ordering::Relaxed) {
-                        let pass = next_pass.fetch_add(1, Ordering::Relaxed);
-                        if pass >= plan.passes {
-                            break;
-                        }
-                        let first = pass * plan.lanes;
-                        let lanes = plan.lanes.min(plan.directions - first);
-                        match job.run(&mut memory, first, lanes) {
-                            Ok(result) => finished
-                                .lock()
-                                .unwrap_or_else(|e| e.into_inner())
-                                .push(result),
-                            Err(error) => {
-                                failed.store(true, Ordering::Relaxed);
-                                return Err(error);
-                            }
-                        }
-                    }
-                    Ok(())
-                })
-            })
-            .collect();
-        workers
-            .into_iter()
-            .try_for_each(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-    })?;
+    let worker = || -> Result<(), EvalError> {
+        let bytes = DerivativeMemory::bytes_for(tape.block_count(), plan.lanes);
+        let mut memory =
+            DerivativeMemory::new(bytes).map_err(|error| EvalError::Alloc { bytes, error })?;
+        while !failed.load(Ordering::Relaxed) {
+            let pass = next_pass.fetch_add(1, Ordering::Relaxed);
+            if pass >= plan.passes {
+                break;
+            }
+            let first = pass * plan.lanes;
+            let lanes = plan.lanes.min(plan.directions - first);
+            match job.run(&mut memory, first, lanes) {
+                Ok(result) => finished
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(result),
+                Err(error) => {
+                    failed.store(true, Ordering::Relaxed);
+                    return Err(error);
+                }
+            }
+        }
+        Ok(())
+    };
+    if plan.threads == 1 {
+        // On the calling thread: the recording runtime sweeps inside the
+        // program's process at exit, where it starts no thread.
+        worker()?;
+    } else {
+        std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..plan.threads).map(|_| scope.spawn(worker)).collect();
+            workers
+                .into_iter()
+                .try_for_each(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+        })?;
+    }
 
     let mut sweep_time = Duration::ZERO;
     for pass in finished.into_inner().unwrap_or_else(|e| e.into_inner()) {

@@ -102,6 +102,16 @@ struct Sweep {
     /// Print CSV (the program's stdout then goes to stderr).
     #[arg(long)]
     csv: bool,
+    /// grad, jacobian: write the tape to the record directory and sweep it
+    /// with dg-eval afterwards, instead of keeping it in the program's
+    /// memory and sweeping there at exit (DGAD_GRAD).
+    #[arg(long)]
+    keep_tape: bool,
+    /// grad, jacobian: the memory the tape may take in the program before
+    /// it goes to a file, in bytes with K, M, G or T (DGAD_TAPE_MEMORY;
+    /// default half the available memory).
+    #[arg(long, conflicts_with = "keep_tape")]
+    tape_memory: Option<String>,
 }
 
 /// How results are printed.
@@ -146,12 +156,12 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Mode::Run(c) => {
-            let status = launch(&c, "null", None, false)?;
+            let status = launch(&c, "null", None, false, &[])?;
             Ok(exit_code(status))
         }
         Mode::Record(c) => {
             let dir = record_dir(&c)?;
-            let status = launch(&c, "record", Some(&dir), false)?;
+            let status = launch(&c, "record", Some(&dir), false, &[])?;
             eprintln!("dgad: recorded into {}", dir.display());
             Ok(exit_code(status))
         }
@@ -227,12 +237,14 @@ fn record_dir(c: &Common) -> Result<PathBuf> {
     }))
 }
 
-/// Runs the program under the runtime in `mode`; waits for it.
+/// Runs the program under the runtime in `mode`, with `env` added; waits
+/// for it.
 fn launch(
     c: &Common,
     mode: &str,
     dir: Option<&Path>,
     stdout_to_stderr: bool,
+    env: &[(&str, &str)],
 ) -> Result<std::process::ExitStatus> {
     let lib = match &c.lib {
         Some(l) => l.clone(),
@@ -261,6 +273,7 @@ fn launch(
     if let Some(v) = &c.tape_limit {
         cmd.env("DGAD_TAPE_LIMIT", v);
     }
+    cmd.envs(env.iter().copied());
     if stdout_to_stderr {
         // The results own stdout: the program's output goes to stderr.
         // SAFETY: dup of our own stderr, whose descriptor is open.
@@ -323,7 +336,48 @@ fn dg_eval(dir: &Path, extra: &[&str]) -> Result<()> {
 fn sweep(s: &Sweep, jacobian: bool) -> Result<ExitCode> {
     let format = format_of(s);
     let dir = record_dir(&s.common)?;
-    let status = launch(&s.common, "record", Some(&dir), format != Format::Table)?;
+    // The seeds, when given, are written before the run: with the tape in
+    // memory the runtime reads them at exit.
+    let seeds = s.seed.as_deref().map(parse_seed).transpose()?;
+    if let Some(seeds) = &seeds {
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        write_column(&dir, tape_format::file_name::OUTPUT_BARS, seeds)?;
+    }
+    let mut env = Vec::new();
+    if !s.keep_tape {
+        env.push((
+            "DGAD_GRAD",
+            match (jacobian, &seeds) {
+                (true, _) => "jacobian",
+                (false, None) => "ones",
+                (false, Some(_)) => "seeds",
+            },
+        ));
+        if let Some(m) = &s.tape_memory {
+            env.push(("DGAD_TAPE_MEMORY", m));
+        }
+    }
+    let status = launch(
+        &s.common,
+        "record",
+        Some(&dir),
+        format != Format::Table,
+        &env,
+    )?;
+    if let (false, Some(seeds)) = (status.success(), &seeds) {
+        // The runtime refused seeds that do not fit (and said so).
+        let marked = tape_format::read_indices(&dir.join(tape_format::file_name::OUTPUT_INDICES));
+        if let Ok(outputs) = marked.map(|o| o.len()) {
+            if outputs != seeds.len() {
+                bail!(
+                    "--seed has {} values; the program marked {outputs} outputs (the recording \
+                     is in {})",
+                    seeds.len(),
+                    dir.display()
+                );
+            }
+        }
+    }
     if !status.success() {
         eprintln!(
             "dgad: the program ended with {status}; no derivatives (the recording is in {})",
@@ -353,22 +407,23 @@ fn sweep(s: &Sweep, jacobian: bool) -> Result<ExitCode> {
         }
     }
     if jacobian {
-        dg_eval(&dir, &["--jacobian"])?;
+        if s.keep_tape {
+            dg_eval(&dir, &["--jacobian"])?;
+        }
         let j = read_values(&dir, tape_format::file_name::JACOBIAN)?;
         report::jacobian(format, &dir, inputs, outputs, &j);
     } else {
-        let seeds = match &s.seed {
-            Some(v) => parse_seed(v)?,
-            None => vec![1.0; outputs],
-        };
+        let seeds = seeds.unwrap_or_else(|| vec![1.0; outputs]);
         if seeds.len() != outputs {
             bail!(
                 "--seed has {} values; the program marked {outputs} outputs",
                 seeds.len()
             );
         }
-        write_column(&dir, tape_format::file_name::OUTPUT_BARS, &seeds)?;
-        dg_eval(&dir, &[])?;
+        if s.keep_tape {
+            write_column(&dir, tape_format::file_name::OUTPUT_BARS, &seeds)?;
+            dg_eval(&dir, &[])?;
+        }
         let g = read_values(&dir, tape_format::file_name::INPUT_BARS)?;
         report::gradient(format, &dir, &seeds, g.values());
     }
@@ -388,7 +443,7 @@ fn dot(s: &Sweep) -> Result<ExitCode> {
     let dir = record_dir(&s.common)?;
     std::fs::create_dir_all(&dir)?;
     write_column(&dir, tape_format::file_name::INPUT_DOTS, &seeds)?;
-    let status = launch(&s.common, "dot", Some(&dir), format != Format::Table)?;
+    let status = launch(&s.common, "dot", Some(&dir), format != Format::Table, &[])?;
     if !status.success() {
         eprintln!(
             "dgad: the program ended with {status}; no tangents (files in {})",

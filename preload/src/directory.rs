@@ -222,6 +222,55 @@ pub fn create(dirfd: i32, name: &str, contents: &[u8]) -> Result<i32, i64> {
     Ok(fd)
 }
 
+/// A file to be created later, maybe in signal context, and then renamed
+/// into place: its directory and both names prepared (NUL-terminated) in
+/// normal context, so that creating, writing and renaming it are system
+/// calls alone, with no allocation.
+pub struct PreparedFile {
+    dirfd: i32,
+    temp: Vec<u8>,
+    target: Vec<u8>,
+}
+
+impl PreparedFile {
+    /// `name` in `dirfd`, written first under this process's temporary name.
+    pub fn new(dirfd: i32, name: &str) -> PreparedFile {
+        PreparedFile {
+            dirfd,
+            temp: temp_name(name),
+            target: c_name(name.as_bytes()),
+        }
+    }
+
+    /// Creates the temporary file (replacing a leftover of ours, never
+    /// through a link) and returns its descriptor. Signal-safe.
+    pub fn create(&self) -> Result<i32, i64> {
+        create_exclusive(self.dirfd, &self.temp)
+    }
+
+    /// Renames the temporary file to the target name, replacing what is
+    /// there without following it. Signal-safe.
+    pub fn publish(&self) -> Result<(), i64> {
+        // SAFETY: both names are NUL-terminated and live in `self`.
+        let r = unsafe {
+            sys::syscall6(
+                libc::SYS_renameat,
+                self.dirfd as u64,
+                self.temp.as_ptr() as u64,
+                self.dirfd as u64,
+                self.target.as_ptr() as u64,
+                0,
+                0,
+            )
+        };
+        if r < 0 {
+            Err(-r)
+        } else {
+            Ok(())
+        }
+    }
+}
+
 /// Whether `dg-tape` is the user's own symbolic link to `/dev/null`: the
 /// tape is then discarded (benchmarks measure the instrumented program
 /// without the cost of the file). Only a link the user owns counts;

@@ -121,10 +121,16 @@ fn read_config(envp: *const *const libc::c_char) -> Config {
             String::from_utf8_lossy(m)
         )),
     };
-    let tape_limit = (mode == Mode::Record)
-        .then(|| get("DGAD_TAPE_LIMIT"))
-        .flatten();
-    match crate::tools::for_mode(mode, record, tape_limit) {
+    let recording = |name: &str| (mode == Mode::Record).then(|| get(name)).flatten();
+    if mode != Mode::Record && get("DGAD_GRAD").is_some() {
+        fail("DGAD_GRAD needs record mode and DGAD_RECORD=DIR (where the gradient is written)");
+    }
+    let settings = crate::tools::RecordSettings {
+        tape_limit: recording("DGAD_TAPE_LIMIT"),
+        grad: recording("DGAD_GRAD"),
+        tape_memory: recording("DGAD_TAPE_MEMORY"),
+    };
+    match crate::tools::for_mode(mode, record, settings) {
         Ok(tool) => crate::tool::install(tool),
         Err(e) => fail(&e),
     }

@@ -73,6 +73,16 @@ pub const SETTINGS: &[Setting] = &[
         "record mode: the largest tape, in bytes (K, M, G, T suffixes)",
     ),
     setting(
+        "DGAD_GRAD",
+        Kind::Choice(&["ones", "seeds", "jacobian"]),
+        "record mode: keep the tape in memory and write the gradient at exit (dg-input-bars, or dg-jacobian)",
+    ),
+    setting(
+        "DGAD_TAPE_MEMORY",
+        Kind::Size,
+        "with DGAD_GRAD: the memory the tape may take before it goes to a file",
+    ),
+    setting(
         "DGAD_STATS",
         Kind::Switch { default: false },
         "one statistics line on stderr at exit",

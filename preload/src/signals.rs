@@ -740,7 +740,7 @@ fn set_pending_len(ctx: &mut ThreadCtx, n: usize) {
 
 /// Dies of `sig` the way the kernel's default action would.
 fn die_of(sig: i32) -> ! {
-    crate::tool::tool().process_ending();
+    crate::tool::tool().process_ending(crate::tool::Ending::Signal);
     crate::stats::report();
     let dfl = KernelSigaction::default();
     kernel_sigaction(sig, Some(&dfl), None);

@@ -221,6 +221,68 @@ pub fn map_anon(len: usize, prot: i32, hint: u64, fixed_noreplace: bool) -> Opti
     Some(r as u64)
 }
 
+/// A new anonymous shared-memory file (`memfd_create`, close-on-exec);
+/// `name` is NUL-terminated.
+pub fn memfd_create(name: &[u8]) -> Result<i32, i64> {
+    // SAFETY: name is NUL-terminated; the call touches no other memory.
+    let r = unsafe {
+        syscall3(
+            libc::SYS_memfd_create,
+            name.as_ptr() as u64,
+            libc::MFD_CLOEXEC as u64,
+            0,
+        )
+    };
+    if r < 0 {
+        Err(-r)
+    } else {
+        Ok(r as i32)
+    }
+}
+
+/// `ftruncate(2)` of a descriptor the runtime owns.
+pub fn ftruncate(fd: i32, len: u64) -> Result<(), i64> {
+    // SAFETY: changes the size of our own file; no memory is touched.
+    let r = unsafe { syscall3(libc::SYS_ftruncate, fd as u64, len, 0) };
+    if r < 0 {
+        Err(-r)
+    } else {
+        Ok(())
+    }
+}
+
+/// `len` bytes of file `fd` mapped shared, readable and writable.
+pub fn map_shared(fd: i32, len: usize) -> Option<u64> {
+    // SAFETY: a new mapping at an address the kernel chooses cannot alias
+    // runtime memory.
+    let r = unsafe {
+        syscall6(
+            libc::SYS_mmap,
+            0,
+            len as u64,
+            (libc::PROT_READ | libc::PROT_WRITE) as u64,
+            libc::MAP_SHARED as u64,
+            fd as u64,
+            0,
+        )
+    };
+    (r >= 0).then_some(r as u64)
+}
+
+/// Faults in `[addr, addr + len)` for reading at once
+/// (`MADV_POPULATE_READ`; a hint: ignored where the kernel lacks it).
+pub fn populate_read(addr: u64, len: usize) {
+    // SAFETY: populating changes no contents and no access.
+    unsafe {
+        syscall3(
+            libc::SYS_madvise,
+            addr,
+            len as u64,
+            22, /* MADV_POPULATE_READ */
+        )
+    };
+}
+
 /// Asks for transparent huge pages on `[addr, addr + len)` (a hint: the
 /// kernel may ignore it, e.g. with THP disabled).
 pub fn advise_huge_pages(addr: u64, len: usize) {

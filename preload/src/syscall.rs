@@ -98,7 +98,7 @@ pub fn handle(ctx: &mut ThreadCtx) {
     let result = match nr {
         _ if shadow_conflict(nr, &a) => -(libc::ENOMEM as i64),
         libc::SYS_exit_group => {
-            crate::tool::tool().process_ending();
+            crate::tool::tool().process_ending(crate::tool::Ending::Exit);
             crate::stats::report();
             sys::exit_group(a[1] as i32)
         }
@@ -109,7 +109,7 @@ pub fn handle(ctx: &mut ThreadCtx) {
                 // and if the tool's own thread would keep the process
                 // alive, end it as the kernel does when its last thread
                 // leaves.
-                crate::tool::tool().process_ending();
+                crate::tool::tool().process_ending(crate::tool::Ending::Exit);
                 if crate::tool::tool().own_thread_running() {
                     crate::stats::report();
                     sys::exit_group(a[1] as i32)
@@ -482,7 +482,7 @@ fn exec(ctx: &mut ThreadCtx, path: u64, argv: u64, envp: u64, at: Option<(u64, u
             shown.to_string_lossy()
         );
     }
-    crate::tool::tool().process_ending();
+    crate::tool::tool().process_ending(crate::tool::Ending::Exec);
     let restore = apply_deferred_address_space_limit();
     // SAFETY: as for `passthrough`, with the environment array replaced by
     // an equivalent one that keeps the preload.

@@ -124,9 +124,9 @@ pub trait Tool: Sync {
         false
     }
 
-    /// The process ends: `exit_group`, `execve`, the last thread's `exit`,
-    /// or a signal's default action taken from the runtime.
-    fn process_ending(&self) {}
+    /// The process (or its program image) ends, in normal context: how is
+    /// [`Ending`].
+    fn process_ending(&self, _how: Ending) {}
 
     /// The process dies of signal `sig` (`None`: the runtime stops it)
     /// in signal context: complete what can be completed, without
@@ -173,6 +173,19 @@ impl Tool for NullTool {
             );
         }
     }
+}
+
+/// How a process or its program image ends ([`Tool::process_ending`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ending {
+    /// `exit_group`, or the last thread's `exit`: the program finished.
+    Exit,
+    /// `execve`: this program image is replaced by another (which may fail
+    /// and let the image go on).
+    Exec,
+    /// A signal's default action, taken from the runtime: the program did
+    /// not finish.
+    Signal,
 }
 
 /// Derivgrind's client request codes (`valgrind/derivgrind.h`), which

@@ -5,17 +5,34 @@
 use crate::init::Mode;
 use crate::tool::{NullTool, Tool};
 
+/// The record tool's settings: `DGAD_TAPE_LIMIT`, `DGAD_GRAD`,
+/// `DGAD_TAPE_MEMORY`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RecordSettings<'a> {
+    /// The largest tape.
+    pub tape_limit: Option<&'a [u8]>,
+    /// The gradient swept in the process at exit.
+    pub grad: Option<&'a [u8]>,
+    /// The memory the tape may take with `grad`.
+    pub tape_memory: Option<&'a [u8]>,
+}
+
 /// The tool for `mode`, armed with its settings (`record`: the record
-/// directory and the tape limit). An error is for the user.
+/// directory and `record_settings`). An error is for the user.
 pub fn for_mode(
     mode: Mode,
     record_dir: Option<&[u8]>,
-    tape_limit: Option<&[u8]>,
+    record_settings: RecordSettings<'_>,
 ) -> Result<&'static dyn Tool, String> {
     match mode {
         Mode::Null => Ok(&NullTool),
         Mode::Record => {
-            crate::record::init(record_dir.unwrap_or_default(), tape_limit)?;
+            crate::record::init(
+                record_dir.unwrap_or_default(),
+                record_settings.tape_limit,
+                record_settings.grad,
+                record_settings.tape_memory,
+            )?;
             Ok(&crate::record::tool::RECORD)
         }
         Mode::Dot => {

@@ -7,7 +7,10 @@ started with ``LD_PRELOAD=libdgad.so`` (``python3 -m dgad._child DIR``,
 
 * record mode (``grad``, ``value_and_grad``, ``jacobian``, ``jvp(...,
   mode="tape")``): the child marks the inputs, calls the function, marks
-  the results and writes their values; ``dg-eval`` then sweeps the tape.
+  the results and writes their values. ``grad`` and ``jacobian`` keep the
+  tape in the child's memory and the runtime sweeps it there at exit
+  (``DGAD_GRAD``), writing only the results; ``jvp(..., mode="tape")``
+  records a tape file that ``dg-eval --forward`` sweeps.
 * forward mode (``jvp``'s default when the library has it,
   ``DGAD_MODE=dot``): the child gives the inputs the direction as dot
   values, calls the function and writes the results' values and dot
@@ -129,14 +132,19 @@ def _numbers(x):
     return [float(x)], ("scalar", None, None)
 
 
-def _child_environment(lib, mode, directory=None):
+def _child_environment(lib, mode, directory=None, sweep=None):
     """The environment of a child under `lib` in `mode` ("record", with the
-    record directory, or "dot")."""
+    record directory, or "dot"); `sweep`: the value of DGAD_GRAD (the
+    gradient swept in the child at exit) or None (a tape file)."""
     env = dict(os.environ)
     # The user's settings reach the child (DGAD_TAPE_LIMIT, DGAD_CPUID, ...),
     # except those the run sets itself or that would stop it.
-    for key in ("DGAD_RECORD", "DGAD_MODE", "DGAD_DISABLE"):
+    for key in ("DGAD_RECORD", "DGAD_MODE", "DGAD_DISABLE", "DGAD_GRAD"):
         env.pop(key, None)
+    if sweep is None:
+        env.pop("DGAD_TAPE_MEMORY", None)
+    else:
+        env["DGAD_GRAD"] = sweep
     env["LD_PRELOAD"] = lib
     env["DGAD_MODE"] = mode
     if directory is not None:
@@ -195,7 +203,7 @@ class _ChildRun:
     inputs, the kind of result, the results' values and, in forward mode,
     their dot values."""
 
-    def __init__(self, function, x, lib, keep, direction=None):
+    def __init__(self, function, x, lib, keep, direction=None, sweep=None):
         self.lib = lib or find_lib()
         self.inputs, self.shape = _numbers(x)
         self.mode = "record" if direction is None else "dot"
@@ -209,8 +217,9 @@ class _ChildRun:
             f.write(payload)
         command = [sys.executable, "-m", "dgad._child", self.directory]
         if self.mode == "record":
-            env = _child_environment(self.lib, "record", self.directory)
-            shown = "LD_PRELOAD=%s DGAD_RECORD=%s" % (self.lib, self.directory)
+            env = _child_environment(self.lib, "record", self.directory, sweep)
+            shown = "LD_PRELOAD=%s DGAD_RECORD=%s%s" % (
+                self.lib, self.directory, "" if sweep is None else " DGAD_GRAD=" + sweep)
         else:
             env = _child_environment(self.lib, "dot")
             shown = "LD_PRELOAD=%s DGAD_MODE=dot" % self.lib
@@ -263,12 +272,14 @@ class _ChildRun:
 
 
 class _Recording(_ChildRun):
-    """One recorded run of `function` at `x`, and the sweeps of its tape."""
+    """One recorded run of `function` at `x`: with `sweep` (``"ones"`` or
+    ``"jacobian"``, DGAD_GRAD) the results the child's runtime swept at exit,
+    else a tape and its sweeps by ``dg-eval``."""
 
-    def __init__(self, function, x, lib, evaluator, keep):
+    def __init__(self, function, x, lib, evaluator, keep, sweep=None):
         lib = lib or find_lib()
-        self.evaluator = evaluator or find_eval(lib)
-        super().__init__(function, x, lib, keep)
+        self.evaluator = evaluator
+        super().__init__(function, x, lib, keep, sweep=sweep)
         count_in = _count_lines(os.path.join(self.directory, "dg-input-indices"))
         count_out = _count_lines(os.path.join(self.directory, "dg-output-indices"))
         # (A run without inputs records nothing at all.)
@@ -284,6 +295,8 @@ class _Recording(_ChildRun):
         return self.evaluate(result_file, *options)
 
     def evaluate(self, result_file, *options):
+        if self.evaluator is None:
+            self.evaluator = find_eval(self.lib)
         command = [self.evaluator, self.directory] + list(options)
         result = subprocess.run(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT,
@@ -305,12 +318,12 @@ def _scalar_output(recording):
 def value_and_grad(function, x, *, lib=None, evaluator=None, keep=False):
     """``(function(x), gradient)``: as ``grad``, with the value computed in
     the recording run."""
-    recording = _Recording(function, x, lib, evaluator, keep)
+    recording = _Recording(function, x, lib, evaluator, keep, sweep="ones")
     try:
         _scalar_output(recording)
         if not recording.inputs:
             return recording.values[0], recording.shaped([])
-        rows = recording.sweep("dg-output-bars", ["1.0"], "dg-input-bars")
+        rows = _read_numbers(os.path.join(recording.directory, "dg-input-bars"))
         gradient = [row[0] for row in rows]
         if len(gradient) != len(recording.inputs):
             raise DgadError("dg-input-bars has %d values, expected %d"
@@ -332,13 +345,15 @@ def grad(function, x, *, lib=None, evaluator=None, keep=False):
 
     Runs ``function`` in a new ``python3`` under ``LD_PRELOAD=libdgad.so``
     in record mode (so it costs a process start under dgad, seconds for
-    CPython), then ``dg-eval``'s reverse sweep. ``function`` is sent by value
+    CPython), with the tape kept in that process's memory and swept
+    backwards there at its exit (``DGAD_GRAD``; a tape larger than
+    ``DGAD_TAPE_MEMORY`` goes to a file first). ``function`` is sent by value
     if it cannot be imported (lambdas, nested functions, ``__main__``), with
     the globals it uses and its closure. Anything it prints goes to this
     process's stdout. ``lib``/``evaluator`` override the tools' paths
     (default: ``$DGAD_LIB``/``$DGAD_EVAL`` or the repository's
-    ``target/release``); ``keep=True`` keeps the record directory (its path is
-    printed on stderr). Raises DgadError when a tool is missing or the run
+    ``target/release``; ``evaluator`` is not needed here); ``keep=True``
+    keeps the record directory (its path is printed on stderr). Raises DgadError when a tool is missing or the run
     fails.
     """
     return value_and_grad(function, x, lib=lib, evaluator=evaluator, keep=keep)[1]
@@ -347,12 +362,17 @@ def grad(function, x, *, lib=None, evaluator=None, keep=False):
 def jacobian(function, x, *, lib=None, evaluator=None, keep=False):
     """The Jacobian of a function with one or several real results, as a
     list of rows (one per result, one column per input, inputs flattened in
-    C order), from one recording and ``dg-eval --jacobian``."""
-    recording = _Recording(function, x, lib, evaluator, keep)
+    C order), from one recording swept backwards in the recording process at
+    its exit, once per result (``DGAD_GRAD=jacobian``)."""
+    recording = _Recording(function, x, lib, evaluator, keep, sweep="jacobian")
     try:
         if not recording.values or not recording.inputs:
             return [[0.0] * len(recording.inputs) for _ in recording.values]
-        rows = recording.evaluate("dg-jacobian", "--jacobian")
+        rows = _read_numbers(os.path.join(recording.directory, "dg-jacobian"))
+        if [len(r) for r in rows] != [len(recording.inputs)] * len(recording.values):
+            raise DgadError("dg-jacobian has %d rows of %s values, expected %d of %d"
+                            % (len(rows), sorted({len(r) for r in rows}),
+                               len(recording.values), len(recording.inputs)))
         return rows
     finally:
         recording.close()

@@ -11,7 +11,9 @@ environment) the driver
   3. records under libdgad.so and checks that the printed values are
      bit-identical to the native run and whether anything reached stderr,
   4. sweeps the tape with dg-eval in reverse (identity or random output
-     weights W) and forward (identity or random directions V),
+     weights W) and forward (identity or random directions V); full-mode
+     cases are also recorded with DGAD_GRAD=jacobian (the tape in memory,
+     swept in the process), whose dg-jacobian must be dg-eval's bits,
   5. compares: full mode: J_rev, J_fwd against J_ref (analytic entries where
      the client knows them, else finite differences); projection mode:
      J V (forward) and W^T J V (reverse) against finite differences along V.
@@ -140,6 +142,25 @@ class Runner:
         dt = time.time() - t
         return r, rec, dt
 
+
+    def grad_in_memory(self, case, x, env_extra):
+        """The Jacobian swept in the recording process (DGAD_GRAD=jacobian),
+        as dg-jacobian's text (rows are outputs)."""
+        inf = os.path.join(self.work, "in.txt")
+        write_vec(inf, x)
+        d = os.path.join(self.work, "grad")
+        shutil.rmtree(d, ignore_errors=True)
+        env = base_env(env_extra)
+        env["DGAD_RECORD"] = d
+        env["DGAD_GRAD"] = "jacobian"
+        env["LD_PRELOAD"] = LIB
+        r = subprocess.run(nice(self.cmd(case, inf)), env=env, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError("DGAD_GRAD run failed (%d): %s" % (r.returncode, r.stderr[-400:]))
+        with open(os.path.join(d, "dg-jacobian")) as f:
+            text = f.read()
+        shutil.rmtree(d, ignore_errors=True)
+        return text
 
     def dot(self, case, x, env_extra, direction):
         """Forward mode in the run (DGAD_MODE=dot): the marked inputs seeded
@@ -272,6 +293,15 @@ def run_case(runner, case, variant):
         if full:
             Jrev = sweep(rec, np.eye(m), forward=False).T      # (m, n): row i = bars of output i
             Jfwd = sweep(rec, np.eye(n), forward=True)         # (m, n)
+            # The same Jacobian swept in the process (DGAD_GRAD): the same
+            # bits as dg-eval's on the file (both print %.16g).
+            cmd = [EVAL, "--threads", "1", "--jacobian", rec]
+            r = subprocess.run(nice(cmd), capture_output=True, text=True)
+            if r.returncode != 0:
+                raise RuntimeError("dg-eval --jacobian failed: " + r.stderr[-400:])
+            with open(os.path.join(rec, "dg-jacobian")) as f:
+                file_text = f.read()
+            res["grad_in_memory_same"] = runner.grad_in_memory(case, x0, venv) == file_text
             e_rev, w_rev = relerr(Jrev, Jref)
             e_fwd, w_fwd = relerr(Jfwd, Jref)
             res["got_rev"] = Jrev.ravel()[:4].tolist()
@@ -328,6 +358,10 @@ def run_case(runner, case, variant):
     else:
         e_dot = 0.0
     ok = e_rev <= case.tol and e_fwd <= case.tol and e_dot <= case.tol
+    if res.get("grad_in_memory_same") is False:
+        # The in-process sweep must be the file sweep, bit for bit.
+        ok = False
+        res["detail"] = "DGAD_GRAD=jacobian differs from dg-eval --jacobian on the tape"
     if size > MAX_RECORD_BYTES:
         res["note"] = "record dir exceeded 500 MB"
     if ok and res["values_identical"]:

@@ -64,8 +64,8 @@ pub use record::{check_indices, check_row_count, Recording};
 pub use tape::{tape_blocks, write_tape, Tape, TapeSummary, TapeWriter};
 #[cfg(feature = "std")]
 pub use text::{
-    format_value, parse_indices, parse_values, read_indices, read_values, write_indices,
-    write_values, DisplayValue, ValueTable, VALUE_PRECISION,
+    format_value, parse_indices, parse_values, read_indices, read_values, values_text,
+    write_indices, write_values, DisplayValue, ValueTable, VALUE_PRECISION,
 };
 
 /// Version of the layout below. The files carry no header (they are

@@ -26,7 +26,17 @@ pub struct Tape {
 enum Storage {
     Mapped(Mmap),
     Owned(Vec<Block>),
+    /// Blocks the creator keeps alive and unchanged below the tape's length
+    /// for as long as the `Tape` lives ([`Tape::from_memory`]).
+    Borrowed(*const Block, usize),
 }
+
+// SAFETY: a `Tape` is only ever read. Mapped and owned storage are plain
+// data; borrowed storage is, by the contract of `Tape::from_memory`, memory
+// that outlives the tape.
+unsafe impl Send for Tape {}
+// SAFETY: as for `Send`: every method takes `&self` and only reads.
+unsafe impl Sync for Tape {}
 
 /// Counts of [`Tape::validate`], the numbers Derivgrind's
 /// `tape-evaluation --stats` prints, plus the total.
@@ -94,6 +104,29 @@ impl Tape {
         Tape::checked(Storage::Owned(blocks), file.to_owned())
     }
 
+    /// A tape viewing `len` blocks at `blocks` without copying them: the
+    /// recording runtime's tape kept in its own memory, swept in the process
+    /// at exit (`DGAD_GRAD`). `file` names it in error messages.
+    ///
+    /// # Safety
+    /// `blocks` must point to `len` initialised, 8-byte aligned blocks that
+    /// stay mapped for as long as the returned `Tape` lives. Blocks may be
+    /// written while it lives only as whole aligned 8-byte fields, each
+    /// field holding an earlier or a later valid value (a thread still
+    /// recording past the last block that matters).
+    pub unsafe fn from_memory(
+        blocks: *const Block,
+        len: usize,
+        file: &str,
+    ) -> Result<Tape, FormatError> {
+        if len == 0 {
+            return Err(FormatError::EmptyTape {
+                file: file.to_owned(),
+            });
+        }
+        Tape::checked(Storage::Borrowed(blocks, len), file.to_owned())
+    }
+
     fn checked(storage: Storage, file: String) -> Result<Tape, FormatError> {
         let tape = Tape { storage, file };
         let block0 = tape.blocks()[0];
@@ -111,6 +144,8 @@ impl Tape {
     pub fn blocks(&self) -> &[Block] {
         match &self.storage {
             Storage::Owned(blocks) => blocks,
+            // SAFETY: the contract of `from_memory`.
+            Storage::Borrowed(blocks, len) => unsafe { std::slice::from_raw_parts(*blocks, *len) },
             Storage::Mapped(map) => {
                 // SAFETY: the map starts on a page boundary, so it is aligned
                 // for `Block` (8 bytes); its length is a multiple of 32 =

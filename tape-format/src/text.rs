@@ -206,17 +206,32 @@ pub fn write_values(path: &Path, table: &ValueTable) -> Result<(), FormatError> 
         let mut line = String::new();
         for row in table.iter_rows() {
             line.clear();
-            for (k, &v) in row.iter().enumerate() {
-                if k > 0 {
-                    line.push(' ');
-                }
-                push_value(&mut line, v);
-            }
-            line.push('\n');
+            push_row(&mut line, row);
             out.write_all(line.as_bytes())?;
         }
         Ok(())
     })
+}
+
+/// The text [`write_values`] writes, in memory (for a writer that creates
+/// its files its own way, as the recording runtime does).
+pub fn values_text(table: &ValueTable) -> String {
+    let mut text = String::new();
+    for row in table.iter_rows() {
+        push_row(&mut text, row);
+    }
+    text
+}
+
+/// One line of a value file, `\n` included.
+fn push_row(line: &mut String, row: &[f64]) {
+    for (k, &v) in row.iter().enumerate() {
+        if k > 0 {
+            line.push(' ');
+        }
+        push_value(line, v);
+    }
+    line.push('\n');
 }
 
 fn write_with(

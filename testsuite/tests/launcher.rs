@@ -135,6 +135,33 @@ fn jacobian_and_dot_agree_with_the_analytic_jacobian() {
     );
 }
 
+/// `grad` and `jacobian` sweep in the program's process at exit by
+/// default (DGAD_GRAD); `--keep-tape` records a file and runs dg-eval. Both
+/// print the same bits, and only `--keep-tape` leaves a tape.
+#[test]
+fn in_process_and_file_sweeps_print_the_same() {
+    let scratch = ScratchDir::new("launcher-keep-tape");
+    for command in [
+        &["grad", "--seed", "0.5,-2"][..],
+        &["jacobian"][..],
+        &["grad"][..],
+    ] {
+        let mut printed = Vec::new();
+        for keep in [false, true] {
+            let dir = scratch.path().join(format!("{}-{keep}", command.len()));
+            let mut args: Vec<&str> = command.to_vec();
+            args.extend(["--json", "--dir", dir.to_str().unwrap()]);
+            if keep {
+                args.push("--keep-tape");
+            }
+            // The same text but for the directory it names.
+            printed.push(run_dgad(&args).replace(dir.to_str().unwrap(), "DIR"));
+            assert_eq!(dir.join("dg-tape").exists(), keep, "{args:?}");
+        }
+        assert_eq!(printed[0], printed[1], "{command:?}");
+    }
+}
+
 #[test]
 fn bad_seeds_are_refused() {
     let mut cmd = Command::new(dgad());

@@ -54,7 +54,7 @@ impl Tool for DotTool {
     }
 
     /// The marked outputs' tangents go to `dg-output-dots`.
-    fn process_ending(&self) {
+    fn process_ending(&self, _how: crate::tool::Ending) {
         super::files::finish();
     }
 }

@@ -21,6 +21,7 @@
 pub mod client;
 pub mod lines;
 pub mod math;
+pub mod memory;
 pub mod mode;
 pub mod tape_limit;
 pub mod tool;
@@ -67,6 +68,11 @@ pub struct Recorder {
     /// The index files.
     inputs: lines::IndexFile,
     outputs: lines::IndexFile,
+    /// The directory this image's files go to (`DIR` or `DIR/exec-N`), or
+    /// -1 before they are created.
+    image_dir: AtomicI32,
+    /// `DGAD_GRAD`: the tape kept in memory and swept at exit.
+    memory: Option<memory::MemoryTape>,
 }
 
 static RECORDER: OnceLock<Recorder> = OnceLock::new();
@@ -80,11 +86,25 @@ pub fn recorder() -> Option<&'static Recorder> {
 /// [`crate::directory::open`]) and arms the recorder, with the tape limit
 /// `DGAD_TAPE_LIMIT` if given. Errors are for the user: they name the
 /// directory or the setting.
-pub fn init(dir: &[u8], tape_limit: Option<&[u8]>) -> Result<(), String> {
-    arm(dir, tape_limit).map_err(|e| format!("record: {e}"))
+///
+/// With `grad` (`DGAD_GRAD`), the tape is kept in memory (at most
+/// `tape_memory` bytes, `DGAD_TAPE_MEMORY`) and swept at exit
+/// ([`memory`]).
+pub fn init(
+    dir: &[u8],
+    tape_limit: Option<&[u8]>,
+    grad: Option<&[u8]>,
+    tape_memory: Option<&[u8]>,
+) -> Result<(), String> {
+    arm(dir, tape_limit, grad, tape_memory).map_err(|e| format!("record: {e}"))
 }
 
-fn arm(dir: &[u8], tape_limit: Option<&[u8]>) -> Result<(), String> {
+fn arm(
+    dir: &[u8],
+    tape_limit: Option<&[u8]>,
+    grad: Option<&[u8]>,
+    tape_memory: Option<&[u8]>,
+) -> Result<(), String> {
     let shown = String::from_utf8_lossy(dir).into_owned();
     // Relative to the directory the process starts in, as the user meant
     // it: the program may change directory before its first declaration.
@@ -118,6 +138,21 @@ fn arm(dir: &[u8], tape_limit: Option<&[u8]>) -> Result<(), String> {
         Some(text) => (tape_limit::parse(text).ok_or_else(|| tape_limit::usage(text))? / 32)
             .min(MAX_INDEX + 1),
     };
+    let memory = match grad {
+        None => {
+            if tape_memory.is_some() {
+                return Err(
+                    "DGAD_TAPE_MEMORY is only read with DGAD_GRAD (the tape kept in memory)".into(),
+                );
+            }
+            None
+        }
+        Some(g) => Some(memory::MemoryTape::new(
+            memory::Grad::parse(g)?,
+            tape_memory,
+            limit_blocks,
+        )?),
+    };
     // Every file of the recording is created relative to this descriptor.
     let dir_fd = crate::fds::adopt(crate::directory::open(dir, &shown)?);
     let mut d = dir.to_vec();
@@ -136,6 +171,8 @@ fn arm(dir: &[u8], tape_limit: Option<&[u8]>) -> Result<(), String> {
         files: Lock::new(()),
         inputs: lines::IndexFile::new(),
         outputs: lines::IndexFile::new(),
+        image_dir: AtomicI32::new(-1),
+        memory,
     });
     Ok(())
 }
@@ -208,6 +245,7 @@ impl Recorder {
                 self.shown_dir()
             );
         }
+        self.image_dir.store(dirfd, Ordering::Release);
         let dir = self.shown_dir();
         let discard = crate::directory::tape_discarded(dirfd);
         if let Err((e, name)) = crate::directory::remove_stale(dirfd, discard) {
@@ -232,7 +270,13 @@ impl Recorder {
         self.outputs.fd.store(output, Ordering::Release);
         // The tape always starts with the all-zero block 0; it is created
         // last, so a tape in the directory means the index files are ours.
-        let tape = if discard {
+        // A tape kept in memory has no file until it spills (the stale one
+        // is gone above): block 0 is in the region, and the blocks go
+        // nowhere until then.
+        if let Some(m) = &self.memory {
+            m.prepare(dirfd);
+        }
+        let tape = if discard || self.memory.is_some() {
             crate::directory::open_null().map_or_else(
                 |e| self.fail_unrecorded(&format!("cannot open /dev/null: {}", errno_text(e))),
                 crate::fds::adopt,
@@ -242,6 +286,24 @@ impl Recorder {
         };
         self.tape_fd.store(tape, Ordering::Release);
         tape
+    }
+
+    /// Replaces the tape's descriptor (a tape kept in memory spilled).
+    fn use_tape_fd(&self, fd: i32) {
+        self.tape_fd.store(fd, Ordering::Release);
+    }
+
+    /// The directory this image's files go to.
+    fn image_dir(&self) -> i32 {
+        self.image_dir.load(Ordering::Acquire)
+    }
+
+    /// Indices handed out so far in chunks (the tape's length once every
+    /// chunk is written), within the tape limit.
+    fn blocks_handed_out(&self) -> u64 {
+        self.next_chunk
+            .load(Ordering::Acquire)
+            .min(self.limit_blocks)
     }
 
     /// Stops the client before anything was recorded.
@@ -285,11 +347,18 @@ impl Recorder {
     /// size limit): cut the tape to the blocks below the first one not in
     /// the file — the failed write's, or one still in a buffer — say
     /// exactly what is usable, and stop.
-    fn tape_write_failed(&self, fd: i32, errno: i64, reached: u64) -> ! {
+    fn tape_write_failed(&self, fd: i32, errno: i64, mut reached: u64) -> ! {
         if self.stopping.swap(true, Ordering::AcqRel) {
             // Another thread reports; the process is about to end.
             loop {
                 sys::sched_yield();
+            }
+        }
+        // A tape kept in memory: its region belongs below the chunks that
+        // went to the file.
+        if let Some(m) = &self.memory {
+            if m.write_out(self.blocks_handed_out()).is_err() {
+                reached = 0;
             }
         }
         let mut lowest = reached;
@@ -334,6 +403,16 @@ impl Recorder {
         }
         writer::drain();
         crate::threads::for_each_context(|c| self.flush(c));
+        if let Some(m) = &self.memory {
+            if let Err(e) = m.write_out(self.blocks_handed_out()) {
+                crate::dgad_eprintln!(
+                    "record: writing the tape kept in memory to {}{} failed: {}",
+                    self.shown_dir(),
+                    file_name::TAPE,
+                    errno_text(e)
+                );
+            }
+        }
         self.stopping.store(true, Ordering::Release);
         let limit = if self.limit_text.is_empty() {
             "the tape reached 2^32 blocks (128 GiB), the limit of dgad's 4-byte shadow indices"
@@ -475,7 +554,46 @@ impl Recorder {
             // The recording stopped and the tape was cut: write nothing more.
             return;
         }
-        self.pwrite_all(self.tape_fd.load(Ordering::Acquire), bytes, offset);
+        self.store(bytes, offset);
+    }
+
+    /// Puts `bytes` at `offset` of the tape: into the file, or with
+    /// `DGAD_GRAD` into the region as far as it reaches and the rest into
+    /// the file (which the first such write creates: the spill).
+    fn store(&self, bytes: &[u8], offset: u64) {
+        let Some((rest, at)) = self.beyond_memory(bytes, offset) else {
+            return;
+        };
+        if let Some(m) = &self.memory {
+            m.spill(self);
+        }
+        self.pwrite_all(self.tape_fd.load(Ordering::Acquire), rest, at);
+    }
+
+    /// [`Recorder::store`] from a signal handler (the process is dying): no
+    /// message, and a failed write ignored (nobody is left to tell).
+    fn store_in_signal(&self, bytes: &[u8], offset: u64) {
+        let Some((rest, at)) = self.beyond_memory(bytes, offset) else {
+            return;
+        };
+        let fd = match &self.memory {
+            Some(m) => m.file_fd().unwrap_or(-1),
+            None => self.tape_fd.load(Ordering::Acquire),
+        };
+        if fd >= 0 {
+            let _ = sys::pwrite_all(fd, rest, at);
+        }
+    }
+
+    /// The part of `bytes` (at `offset` of the tape) a tape kept in memory
+    /// does not take, and its offset; `None` when nothing is left for the
+    /// file. Signal-safe.
+    fn beyond_memory<'a>(&self, bytes: &'a [u8], offset: u64) -> Option<(&'a [u8], u64)> {
+        let (rest, at) = match &self.memory {
+            Some(m) => m.store(bytes, offset),
+            None => (bytes, offset),
+        };
+        (!rest.is_empty()).then_some((rest, at))
     }
 
     /// Writes the thread's blocks not yet in the file.
@@ -483,9 +601,9 @@ impl Recorder {
         if !ctx.rec().tape.has_unflushed() {
             return;
         }
-        let fd = self.tape_file();
+        self.tape_file();
         let (bytes, offset) = ctx.rec().tape.take_unflushed();
-        self.pwrite_all(fd, bytes, offset);
+        self.store(bytes, offset);
     }
 }
 
@@ -571,10 +689,22 @@ impl ThreadTape {
     }
 }
 
+/// The program image ends (record mode's `Tool::process_ending`): the
+/// tape is completed, and with `DGAD_GRAD` swept.
+pub fn process_ending(how: crate::tool::Ending) {
+    match recorder() {
+        Some(r) if has_files() => match &r.memory {
+            Some(m) => memory::finish(r, m, how),
+            None => flush_all_files(),
+        },
+        _ => {}
+    }
+}
+
 /// Writes every thread's pending blocks (at process exit, `execve`, or a
 /// fatal signal). Other threads may still be running; what they add after
 /// this point is lost with the process anyway. Called on a guest thread.
-pub fn flush_all() {
+pub fn flush_all_files() {
     let Some(r) = recorder() else { return };
     // SAFETY: guest threads in the runtime have their context installed.
     let me = unsafe { crate::context::current() };
@@ -614,16 +744,19 @@ pub fn flush_all_in_signal() -> u64 {
             return;
         }
         if fd >= 0 {
-            c.rec().tape_ring.write_queued_in_signal(fd);
+            c.rec()
+                .tape_ring
+                .write_queued_in_signal(|bytes, offset| r.store_in_signal(bytes, offset));
         }
         let t = &mut c.rec().tape;
         if fd >= 0 && t.has_unflushed() {
             let (bytes, offset) = t.take_unflushed();
-            // Nobody is left to tell about a failed write.
-            let _ = sys::pwrite_all(fd, bytes, offset);
+            r.store_in_signal(bytes, offset);
         }
         blocks = blocks.max(t.next);
     });
+    // A tape kept in memory goes below the chunks written above.
+    memory::write_out_in_signal(r.blocks_handed_out());
     blocks
 }
 

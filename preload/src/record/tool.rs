@@ -83,8 +83,8 @@ impl Tool for RecordTool {
         super::writer::running()
     }
 
-    fn process_ending(&self) {
-        super::flush_all();
+    fn process_ending(&self, how: crate::tool::Ending) {
+        super::process_ending(how);
     }
 
     fn dying_in_signal(&self, sig: Option<i32>) {

@@ -106,15 +106,16 @@ impl TapeRing {
         }
     }
 
-    /// Writes the queued buffers from the calling thread, oldest first
-    /// (signal context: the process is about to die and the writer may not
-    /// get to them; writing the same bytes twice is harmless).
-    pub fn write_queued_in_signal(&self, fd: i32) {
+    /// Writes the queued buffers from the calling thread with `store`
+    /// (bytes, tape offset), oldest first (signal context: the process is
+    /// about to die and the writer may not get to them; writing the same
+    /// bytes twice is harmless).
+    pub fn write_queued_in_signal(&self, store: impl Fn(&[u8], u64)) {
         let cur = self.cur.load(Ordering::Relaxed) as usize;
         for k in 1..=RING {
             let i = (cur + k) % RING;
             if self.busy[i].load(Ordering::Acquire) != FREE {
-                let _ = sys::pwrite_all(fd, self.queued(i), self.off[i].load(Ordering::Relaxed));
+                store(self.queued(i), self.off[i].load(Ordering::Relaxed));
             }
         }
     }

@@ -77,11 +77,16 @@ except dgad.DgadError as e:
     check("DGAD_LIB" in str(e), "grad with DGAD_LIB pointing nowhere raises DgadError: %s" % e)
 os.environ["DGAD_LIB"] = LIB
 os.environ["DGAD_EVAL"] = "/nonexistent/dg-eval"
+# grad sweeps in the recording process (DGAD_GRAD) and needs no dg-eval; a
+# tape swept by dg-eval (jvp's tape mode) does.
+g = dgad.grad(lambda v: v[0] * v[1], [2.0, 3.0], lib=LIB)
+check(g == [3.0, 2.0], "grad without dg-eval: %s, analytic [3.0, 2.0]" % g)
 try:
-    dgad.grad(lambda v: v[0], [1.0])
-    check(False, "grad with DGAD_EVAL pointing nowhere raises DgadError")
+    dgad.jvp(lambda v: v[0], [1.0], [1.0], mode="tape", lib=LIB)
+    check(False, "jvp's tape mode with DGAD_EVAL pointing nowhere raises DgadError")
 except dgad.DgadError as e:
-    check("DGAD_EVAL" in str(e), "grad with DGAD_EVAL pointing nowhere raises DgadError: %s" % e)
+    check("DGAD_EVAL" in str(e),
+          "jvp's tape mode with DGAD_EVAL pointing nowhere raises DgadError: %s" % e)
 del os.environ["DGAD_LIB"], os.environ["DGAD_EVAL"]
 
 
