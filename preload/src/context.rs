@@ -207,6 +207,9 @@ pub struct ThreadCtx {
     pub lane_tmp: [u64; 2],
     /// `ContextLayout::abs_masks`: constants of the inline tangent code.
     pub abs_masks: AbsMasks,
+    /// `ContextLayout::vec_tmp`: where inline code saves the vector
+    /// register it borrows (a masked move's shadows).
+    pub vec_tmp: VecTmp,
     /// The tool's per-thread state, opaque to the engine (the tool
     /// gives the bytes its own type; zero in a fresh context).
     pub tool: ToolArea,
@@ -239,6 +242,11 @@ pub struct ThreadCtx {
 }
 
 const _: () = assert!(offset_of!(ThreadCtx, xsave) % 64 == 0);
+
+/// One vector register's bytes, 64-byte aligned (`vmovdqu64` of a zmm).
+#[repr(C, align(64))]
+#[derive(Clone, Copy)]
+pub struct VecTmp(pub [u8; 64]);
 
 /// Every bit but the sign: two double lanes, then four float lanes,
 /// 16-byte aligned for legacy SSE's `ptest` with a memory operand.
@@ -273,6 +281,7 @@ impl ThreadCtx {
         spill_tmp: offset_of!(ThreadCtx, spill_tmp) as u32,
         lane_tmp: offset_of!(ThreadCtx, lane_tmp) as u32,
         abs_masks: offset_of!(ThreadCtx, abs_masks) as u32,
+        vec_tmp: offset_of!(ThreadCtx, vec_tmp) as u32,
         pending_signals: offset_of!(ThreadCtx, pending_len) as u32,
     };
 

@@ -89,6 +89,26 @@ pub enum Plan {
         /// Destination-register bytes zeroed after the moved ones.
         zero: u8,
     },
+    /// An EVEX move under a mask register (`vmovdqu8 [m]{k1}, zmm1`,
+    /// `vmovupd zmm1{k2}{z}, [m]`, …): the same instruction, with the same
+    /// mask and element size, moves the shadows — shadow bytes follow their
+    /// data bytes one for one, so the elements the mask leaves alone keep
+    /// their shadows, and `{z}` zeroes the shadows of those it zeroes. Run
+    /// on a vector temporary saved around it (`ContextLayout::vec_tmp`).
+    /// Memory sides need dead flags. Byte and word masks (`vmovdqu8`,
+    /// `vmovdqu16`) could take a value apart — copy part of a 4-byte
+    /// index — so their code first checks that the mask selects whole
+    /// 4-byte units, and leaves any other mask to the runtime (which
+    /// reports a value taken apart): these need dead flags in any case.
+    MaskedMove {
+        /// Where the data comes from.
+        src: MoveSide,
+        /// Where it goes.
+        dst: MoveSide,
+        /// Mask bits per 4-byte unit to check for being all set or all
+        /// clear: 4 (bytes), 2 (words), or 0 (no check).
+        unit_bits: u8,
+    },
     /// SSE2 / AVX `add/sub/mul sd/pd`: record one block per lane
     /// inline when the thread's tape chunk has room and every operand index
     /// is older than the next index; otherwise call the runtime (nothing is
@@ -555,6 +575,7 @@ fn specific_plan(insn: &Instruction, flags_free: bool) -> Plan {
         }) => inline_arithmetic(insn, op, shape, flags_free).unwrap_or(Plan::Runtime),
         Some(Semantics::Move) => general_mov(insn, flags_free)
             .or_else(|| vector_move(insn, flags_free))
+            .or_else(|| masked_move(insn, flags_free))
             .or_else(|| stack_move(insn, flags_free))
             .or_else(|| shadow_shuffle(insn, flags_free))
             .unwrap_or(Plan::Runtime),
@@ -961,6 +982,7 @@ fn flags_can_be_saved_around(plan: &Plan) -> bool {
             | Plan::Push { .. }
             | Plan::Pop { .. }
             | Plan::VectorMove { .. }
+            | Plan::MaskedMove { unit_bits: 0, .. }
     )
 }
 
@@ -1225,6 +1247,72 @@ fn vector_move(insn: &Instruction, flags_free: bool) -> Option<Plan> {
         len,
         zero,
     })
+}
+
+/// [`Plan::MaskedMove`] for the EVEX moves of whole elements under a mask:
+/// loads into a register (merging or zeroing) and stores from one, and
+/// moves between registers in the load form.
+fn masked_move(insn: &Instruction, flags_free: bool) -> Option<Plan> {
+    use Mnemonic::*;
+    if insn.encoding() != EncodingKind::EVEX
+        || insn.op_mask() == Register::None
+        || insn.op_count() != 2
+        || insn.has_segment_prefix()
+        || !matches!(
+            insn.mnemonic(),
+            Vmovdqu8
+                | Vmovdqu16
+                | Vmovdqu32
+                | Vmovdqu64
+                | Vmovdqa32
+                | Vmovdqa64
+                | Vmovups
+                | Vmovupd
+                | Vmovaps
+                | Vmovapd
+        )
+    {
+        return None;
+    }
+    let vector = |i: u32| {
+        let r = insn.op_register(i);
+        (r.is_xmm() || r.is_ymm() || r.is_zmm())
+            .then(|| MoveSide::Register(RegFile::vec_offset(r.number(), 0) as u32))
+    };
+    let memory =
+        || (flags_free && !insn.memory_index().is_vector_register()).then_some(MoveSide::Memory);
+    let unit_bits = match insn.mnemonic() {
+        Vmovdqu8 => 4,
+        Vmovdqu16 => 2,
+        _ => 0,
+    };
+    if unit_bits != 0 && !flags_free {
+        return None;
+    }
+    let (dst, src) = match (insn.op0_kind(), insn.op1_kind()) {
+        // A load, or a register move in the load form (op1 may be memory).
+        (OpKind::Register, OpKind::Register) if !is_store_form(insn) => (vector(0)?, vector(1)?),
+        (OpKind::Register, OpKind::Memory) => (vector(0)?, memory()?),
+        (OpKind::Memory, OpKind::Register) => (memory()?, vector(1)?),
+        _ => return None,
+    };
+    Some(Plan::MaskedMove {
+        src,
+        dst,
+        unit_bits,
+    })
+}
+
+/// Whether an EVEX move's code is its store form (`…_zmmm512_k1_zmm`):
+/// its first operand is the register-or-memory one.
+fn is_store_form(insn: &Instruction) -> bool {
+    let op = insn.op_code();
+    matches!(
+        op.op_kind(0),
+        iced_x86::OpCodeOperandKind::xmm_or_mem
+            | iced_x86::OpCodeOperandKind::ymm_or_mem
+            | iced_x86::OpCodeOperandKind::zmm_or_mem
+    )
 }
 
 /// Per instruction of a straight-line run: the vector registers xmm0–15

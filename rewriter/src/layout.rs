@@ -54,6 +54,9 @@ pub struct ContextLayout {
     /// (`0x7fff_ffff` four times) — `ptest` against them tells whether a
     /// value is ±0.
     pub abs_masks: u32,
+    /// A 64-byte, 64-byte-aligned slot where inline code saves a vector
+    /// register it borrows as a temporary.
+    pub vec_tmp: u32,
     /// The number of signals queued for the guest (a `u32`): code returning
     /// from a native call must enter the runtime when it is not zero.
     pub pending_signals: u32,
@@ -77,6 +80,7 @@ impl ContextLayout {
         spill_tmp: 0x70,
         lane_tmp: 0x80,
         abs_masks: 0x1f00,
+        vec_tmp: 0x1f40,
         pending_signals: 0x90,
     };
 }

@@ -838,6 +838,25 @@ impl<'a> Translator<'a> {
                 len,
                 zero,
             } => self.vector_move(insn, src, dst, len, zero)?,
+            Plan::MaskedMove {
+                src,
+                dst,
+                unit_bits,
+            } => {
+                let to_runtime =
+                    (unit_bits != 0).then(|| self.whole_units_or_runtime(insn, unit_bits));
+                self.masked_move(insn, src, dst)?;
+                if let Some(slow) = to_runtime {
+                    let done = self.e.jmp32_placeholder();
+                    let here = self.e.offset();
+                    self.e.bind_rel32(slow, here);
+                    self.e.load_gs(Gpr::RDX, l.spill_rdx);
+                    self.e.load_gs(Gpr::RAX, l.spill_rax);
+                    self.instrument_call(insn);
+                    let here = self.e.offset();
+                    self.e.bind_rel32(done, here);
+                }
+            }
             Plan::Arithmetic(a) => self.arithmetic(insn, a)?,
             Plan::DotArithmetic(a) => self.dot_arithmetic(insn, a)?,
             Plan::ShadowShuffle => self.shadow_shuffle(insn)?,
@@ -1304,6 +1323,149 @@ impl<'a> Translator<'a> {
         }
         self.e.load_gs(Gpr::RDX, l.spill_rdx);
         self.e.load_gs(Gpr::RAX, l.spill_rax);
+        Ok(())
+    }
+
+    /// The check of a byte- or word-masked move ([`Plan::MaskedMove`]
+    /// with `unit_bits`): within every 4-byte unit the mask's bits are all
+    /// set or all clear (`(k ^ k >> 1) & 0x7777…` zero for bytes, `& 0x5555…`
+    /// for words). Returns the jump to patch to the runtime path, taken
+    /// with `rax` and `rdx` in their spill slots; on the way on both are
+    /// the guest's again. Needs dead flags.
+    fn whole_units_or_runtime(&mut self, insn: &Instruction, unit_bits: u8) -> usize {
+        use Code::*;
+        let l = *self.layout;
+        self.spilled(insn, SPILLS_RAX | SPILLS_RDX);
+        self.e.store_gs(l.spill_rax, Gpr::RAX);
+        self.e.store_gs(l.spill_rdx, Gpr::RDX);
+        let k = insn.op_mask();
+        let (kmov, pattern) = if unit_bits == 4 {
+            (VEX_Kmovq_r64_kr, 0x7777_7777_7777_7777u64)
+        } else {
+            (VEX_Kmovd_r32_kr, 0x5555_5555)
+        };
+        // kmovd zero-extends into rax.
+        let to = if unit_bits == 4 {
+            Register::RAX
+        } else {
+            Register::EAX
+        };
+        self.asm(Instruction::with2(kmov, to, k));
+        self.asm(Instruction::with2(
+            Mov_r64_rm64,
+            Register::RDX,
+            Register::RAX,
+        ));
+        self.asm(Instruction::with2(Shr_rm64_imm8, Register::RDX, 1u32));
+        self.asm(Instruction::with2(
+            Xor_r64_rm64,
+            Register::RDX,
+            Register::RAX,
+        ));
+        self.asm(Instruction::with2(Mov_r64_imm64, Register::RAX, pattern));
+        self.asm(Instruction::with2(
+            Test_rm64_r64,
+            Register::RDX,
+            Register::RAX,
+        ));
+        let slow = self.e.jne32_placeholder();
+        self.e.load_gs(Gpr::RDX, l.spill_rdx);
+        self.e.load_gs(Gpr::RAX, l.spill_rax);
+        slow
+    }
+
+    /// [`Plan::MaskedMove`]: the instruction itself, with its mask, run on
+    /// the shadows — the source's shadow (register file or shadow memory)
+    /// into a borrowed vector register that holds the destination's shadow
+    /// (merging) or nothing (`{z}`), and that register stored whole (EVEX
+    /// zeroes it above the vector length, as it does the destination); or
+    /// for a store, the source register's shadow stored under the mask.
+    /// The borrowed register (zmm31, zmm30 if the instruction names 31)
+    /// is saved in `vec_tmp` and given back.
+    fn masked_move(
+        &mut self,
+        insn: &Instruction,
+        src: MoveSide,
+        dst: MoveSide,
+    ) -> Result<(), TranslateError> {
+        use Code::*;
+        let l = *self.layout;
+        let sr = l.shadow_regs;
+        let names_31 = (0..insn.op_count())
+            .any(|i| insn.op_kind(i) == OpKind::Register && insn.op_register(i).number() == 31);
+        let t = if names_31 { 30 } else { 31 };
+        let zmm = Register::ZMM0 + t;
+        // The temporary in the width of the instruction's vector operand.
+        let vector = if insn.op0_kind() == OpKind::Register {
+            insn.op0_register()
+        } else {
+            insn.op1_register()
+        };
+        let temp = if vector.is_zmm() {
+            zmm
+        } else if vector.is_ymm() {
+            Register::YMM0 + t
+        } else {
+            Register::XMM0 + t
+        };
+        let memory = matches!(src, MoveSide::Memory) || matches!(dst, MoveSide::Memory);
+        if memory {
+            self.spilled(insn, SPILLS_RAX);
+            self.e.store_gs(l.spill_rax, Gpr::RAX);
+            self.shadow_address_in_rax(insn)?;
+        }
+        let at_rax = MemoryOperand::with_base(Register::RAX);
+        self.asm(Instruction::with2(
+            EVEX_Vmovdqu64_zmmm512_k1z_zmm,
+            gs_operand(l.vec_tmp),
+            zmm,
+        ));
+        let shadow = match (dst, src) {
+            (MoveSide::Register(d), src) => {
+                if !insn.zeroing_masking() {
+                    self.asm(Instruction::with2(
+                        EVEX_Vmovdqu64_zmm_k1z_zmmm512,
+                        zmm,
+                        gs_operand(sr + d),
+                    ));
+                }
+                let from = match src {
+                    MoveSide::Register(s) => gs_operand(sr + s),
+                    MoveSide::Memory => at_rax,
+                };
+                Instruction::with2(insn.code(), temp, from)
+            }
+            (MoveSide::Memory, MoveSide::Register(s)) => {
+                self.asm(Instruction::with2(
+                    EVEX_Vmovdqu64_zmm_k1z_zmmm512,
+                    zmm,
+                    gs_operand(sr + s),
+                ));
+                Instruction::with2(insn.code(), at_rax, temp)
+            }
+            (MoveSide::Memory, MoveSide::Memory) => {
+                unreachable!("a move between two memory operands")
+            }
+        };
+        let mut shadow = shadow.expect("the move's own code takes these operands");
+        shadow.set_op_mask(insn.op_mask());
+        shadow.set_zeroing_masking(insn.zeroing_masking());
+        self.asm(Ok(shadow));
+        if let MoveSide::Register(d) = dst {
+            self.asm(Instruction::with2(
+                EVEX_Vmovdqu64_zmmm512_k1z_zmm,
+                gs_operand(sr + d),
+                zmm,
+            ));
+        }
+        self.asm(Instruction::with2(
+            EVEX_Vmovdqu64_zmm_k1z_zmmm512,
+            zmm,
+            gs_operand(l.vec_tmp),
+        ));
+        if memory {
+            self.e.load_gs(Gpr::RAX, l.spill_rax);
+        }
         Ok(())
     }
 

@@ -40,6 +40,10 @@
 //!   put together from 32-bit words with `shl`/`or` in general registers
 //!   keep their indices; `set_high_word.c`: a double's low word under
 //!   another high word is reported, not taken for the double;
+//! - `masked_moves.c`: EVEX moves under a mask register — stores of
+//!   doubles, words and bytes over active memory, merging and zeroing
+//!   loads, a merging register move, zmm and ymm — which move the shadows
+//!   inline under the same mask; checked in dot mode as well;
 //! - `rounding_pairs.c` (issue 16): sums with constants of the shifters'
 //!   size keep derivative 1 (`t*1e15 + 5e15`, a Horner polynomial ending
 //!   in 9.7e15); only the pair `(x + c) - c` is a rounding, derivative 0,
@@ -145,6 +149,81 @@ fn check(name: &str, args: &[&str], compiler: Compiler, opt: OptLevel) {
         .map(|row| row.iter().zip(&dots).map(|(j, d)| j * d).sum())
         .collect();
     compare(&got, &want, "forward sweep");
+}
+
+/// A byte mask that copies two bytes of a double takes the value apart:
+/// the masked move leaves it to the runtime, which reports it, instead of
+/// copying part of an index. (Dot mode moves tangent bytes as the data's
+/// bytes move, by design: see `ad::apply`'s replay.)
+#[test]
+#[cfg_attr(
+    not(host_avx512),
+    ignore = "this CPU has no AVX-512: k masks cannot run here"
+)]
+fn a_byte_mask_that_takes_a_double_apart_is_reported() {
+    for opt in [OptLevel::O0, OptLevel::O3] {
+        let run = record("masked_moves", &["torn"], Compiler::Gcc, opt);
+        assert!(
+            run.stderr
+                .contains("a byte-granular move took an active value apart"),
+            "{}",
+            run.stderr
+        );
+    }
+}
+
+/// Runs `record/NAME.c` in dot mode with the inputs' tangents seeded from
+/// `dg-input-dots` (as `check`'s forward sweep) and compares the outputs'
+/// tangents with the Jacobian the program printed, times the seeds.
+fn check_dot(name: &str, compiler: Compiler, opt: OptLevel) {
+    let include: OsString = format!("-I{}", workspace_root().join("include").display()).into();
+    let exe = build_program_at(
+        &programs_dir().join(format!("record/{name}.c")),
+        compiler,
+        opt,
+        &[include],
+        &["-lm".into()],
+    );
+    let inv = Invocation::new(&exe);
+    let native = run_native(&inv, None);
+    let text = native.stdout_text();
+    let expect: Vec<(usize, usize, f64)> = text
+        .lines()
+        .filter(|l| l.starts_with("expect "))
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (
+                f[1].parse().unwrap(),
+                f[2].parse().unwrap(),
+                f[3].parse().unwrap(),
+            )
+        })
+        .collect();
+    let outputs = text.lines().filter(|l| l.starts_with('y')).count();
+    let inputs = expect.iter().map(|e| e.1 + 1).max().unwrap();
+    let dots: Vec<f64> = (0..inputs).map(|i| (i as f64 + 1.0) / 8.0).collect();
+    let mut want = vec![0.0; outputs];
+    for (o, i, d) in expect {
+        want[o] += d * dots[i];
+    }
+    let scratch = ScratchDir::new(&format!("{name}-dot"));
+    let dir = scratch.path().join("run");
+    std::fs::create_dir_all(&dir).unwrap();
+    let seeds: String = dots.iter().map(|d| format!("{d}\n")).collect();
+    std::fs::write(dir.join("dg-input-dots"), seeds).unwrap();
+    let out = run_under_dgad(
+        &inv,
+        None,
+        &[("DGAD_MODE", "dot"), ("DGAD_RECORD", dir.to_str().unwrap())],
+    );
+    out.assert_completed(&inv, name, 0);
+    assert_eq!(out.stdout_text(), text, "dot mode printed otherwise");
+    let got: Vec<f64> = std::fs::read_to_string(dir.join("dg-output-dots"))
+        .unwrap()
+        .split_whitespace()
+        .map(|v| v.parse().unwrap())
+        .collect();
+    compare(&got, &want, "dot mode");
 }
 
 /// fdlibm's `SET_HIGH_WORD` in a general register (glibc's `__log1p`
@@ -262,6 +341,21 @@ macro_rules! vector_rule_tests {
                 #[test]
                 fn $name() {
                     check("significand_masks", &["float"], Compiler::$compiler, OptLevel::$opt);
+                }
+            )+
+        }
+        #[allow(non_snake_case)]
+        mod masked_moves {
+            use super::*;
+            $(
+                #[test]
+                #[cfg_attr(
+                    not(host_avx512),
+                    ignore = "this CPU has no AVX-512: k masks cannot run here"
+                )]
+                fn $name() {
+                    check("masked_moves", &[], Compiler::$compiler, OptLevel::$opt);
+                    check_dot("masked_moves", Compiler::$compiler, OptLevel::$opt);
                 }
             )+
         }
