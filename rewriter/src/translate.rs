@@ -843,18 +843,31 @@ impl<'a> Translator<'a> {
                 dst,
                 unit_bits,
             } => {
-                let to_runtime =
-                    (unit_bits != 0).then(|| self.whole_units_or_runtime(insn, unit_bits));
+                let split = (unit_bits != 0).then(|| self.whole_units_or_runtime(insn, unit_bits));
                 self.masked_move(insn, src, dst)?;
-                if let Some(slow) = to_runtime {
+                if let Some(split) = split {
+                    // A mask that splits 4-byte units: nothing to do when
+                    // every shadow byte involved is zero (text and bytes
+                    // copied with `memcpy`), else the runtime.
                     let done = self.e.jmp32_placeholder();
                     let here = self.e.offset();
-                    self.e.bind_rel32(slow, here);
+                    self.e.bind_rel32(split, here);
+                    // The guest's registers again: the memory operand's
+                    // address may use them.
                     self.e.load_gs(Gpr::RDX, l.spill_rdx);
+                    self.e.load_gs(Gpr::RAX, l.spill_rax);
+                    let active = self.masked_move_shadows_nonzero(insn, src, dst)?;
+                    self.e.load_gs(Gpr::RAX, l.spill_rax);
+                    let passive = self.e.jmp32_placeholder();
+                    let here = self.e.offset();
+                    for field in active {
+                        self.e.bind_rel32(field, here);
+                    }
                     self.e.load_gs(Gpr::RAX, l.spill_rax);
                     self.instrument_call(insn);
                     let here = self.e.offset();
                     self.e.bind_rel32(done, here);
+                    self.e.bind_rel32(passive, here);
                 }
             }
             Plan::Arithmetic(a) => self.arithmetic(insn, a)?,
@@ -1372,6 +1385,50 @@ impl<'a> Translator<'a> {
         self.e.load_gs(Gpr::RDX, l.spill_rdx);
         self.e.load_gs(Gpr::RAX, l.spill_rax);
         slow
+    }
+
+    /// For a masked move whose mask splits 4-byte units: jumps (to patch)
+    /// taken when a shadow byte it involves is nonzero — the source's
+    /// vector-length bytes and the destination's (a register's whole 64,
+    /// which the move zeroes above its length). With all of them zero the
+    /// move leaves the shadows as they are. `rax` is spilled, and the
+    /// shadow address of a memory side goes into it.
+    fn masked_move_shadows_nonzero(
+        &mut self,
+        insn: &Instruction,
+        src: MoveSide,
+        dst: MoveSide,
+    ) -> Result<Vec<usize>, TranslateError> {
+        let sr = self.layout.shadow_regs;
+        let vector = if insn.op0_kind() == OpKind::Register {
+            insn.op0_register()
+        } else {
+            insn.op1_register()
+        };
+        let width = vector.size() as u32;
+        let dst_bytes = if matches!(dst, MoveSide::Memory) {
+            width
+        } else {
+            64
+        };
+        let mut active = Vec::new();
+        for (side, bytes) in [(src, width), (dst, dst_bytes)] {
+            match side {
+                MoveSide::Register(off) => {
+                    for k in (0..bytes).step_by(8) {
+                        active.push(self.e.jne32_if_gs64_nonzero_placeholder(sr + off + k));
+                    }
+                }
+                MoveSide::Memory => {
+                    self.shadow_address_in_rax(insn)?;
+                    for k in (0..bytes).step_by(8) {
+                        self.e.cmp_at_rax_zero(k as u8, 8);
+                        active.push(self.e.jne32_placeholder());
+                    }
+                }
+            }
+        }
+        Ok(active)
     }
 
     /// [`Plan::MaskedMove`]: the instruction itself, with its mask, run on
