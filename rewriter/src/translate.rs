@@ -1055,6 +1055,9 @@ impl<'a> Translator<'a> {
     /// [`Plan::Arithmetic`]). Checks first, writes after; any failed check
     /// leaves everything untouched and takes the runtime path.
     fn arithmetic(&mut self, insn: &Instruction, a: Arithmetic) -> Result<(), TranslateError> {
+        if let crate::semantics::FpOp::Fma(form) = a.op {
+            return self.record_fma(insn, a, form);
+        }
         let Arithmetic {
             op,
             lanes,
@@ -1279,6 +1282,190 @@ impl<'a> Translator<'a> {
         operands_below_rdx(self, &mut slow);
         save_vex_upper(self);
         for lane in 0..u32::from(lanes) {
+            self.e.zero_gs(sr + dst + 8 * lane, 8);
+        }
+        let to_tail = self.e.jmp_rel32_placeholder();
+        self.e.bind_rel32(to_tail, tail);
+        let here = self.e.offset();
+        for j in slow {
+            self.e.bind_rel32(j, here);
+        }
+        self.e.load_gs(Gpr::RDX, l.spill_rdx);
+        self.e.load_gs(Gpr::RCX, l.spill_rcx);
+        self.e.load_gs(Gpr::RAX, l.spill_rax);
+        self.instrument_call(insn);
+        let here = self.e.offset();
+        self.e.bind_rel32(to_insn, here);
+        Ok(())
+    }
+
+    /// [`Plan::Arithmetic`] for a fused multiply-add `y = ±(a·b) ± c`: per
+    /// lane two blocks, the product's `p = {a: b, b: a}` (the partials
+    /// negated for `fnm…`) and the sum's `y = {p: 1, c: ±1}`, written inline
+    /// when the chunk has room for both and every operand is older than
+    /// the next index; a lane whose three operands are passive gets index
+    /// 0 and no block. A lane whose addend is passive and of a rounding
+    /// shifter's magnitude (`fma(x, k, 1.5·2^52)`, the first half of the
+    /// rounding trick) goes to the runtime, which remembers the sum, as
+    /// for `add`. Needs dead flags.
+    fn record_fma(
+        &mut self,
+        insn: &Instruction,
+        a: Arithmetic,
+        form: crate::semantics::FmaForm,
+    ) -> Result<(), TranslateError> {
+        use iced_x86::Code::*;
+        use Register::*;
+        let l = *self.layout;
+        let sr = l.shadow_regs;
+        let gs = gs_operand;
+        let at = |base: Register, disp: i64| MemoryOperand::with_base_displ(base, disp);
+        let (tape_buf, tape_base, tape_next, tape_end) = (
+            l.tool_area,
+            l.tool_area + 8,
+            l.tool_area + 16,
+            l.tool_area + 24,
+        );
+        let lanes = u32::from(a.lanes);
+        let regs = [insn.op0_register(), a.src1, insn.op_register(2)];
+        self.spilled(insn, SPILLS_RAX | SPILLS_RCX | SPILLS_RDX);
+        self.e.store_gs(l.spill_rax, Gpr::RAX);
+        self.e.store_gs(l.spill_rcx, Gpr::RCX);
+        self.e.store_gs(l.spill_rdx, Gpr::RDX);
+        if a.src == MoveSide::Memory {
+            self.lea_of_operand(RCX, insn);
+            self.asm(Instruction::with2(Mov_rm64_r64, gs(l.spill_tmp), RCX));
+        }
+        // eax = the index of operand `n` (1-based), lane `lane`.
+        let index = |t: &mut Self, n: u8, lane: u32| {
+            if n == 3 && a.src == MoveSide::Memory {
+                t.asm(Instruction::with2(Mov_r64_rm64, RAX, gs(l.spill_tmp)));
+                t.e.shadow_address_of_rax(l.shadow_mask);
+                t.asm(Instruction::with2(
+                    Mov_r32_rm32,
+                    EAX,
+                    at(RAX, i64::from(8 * lane)),
+                ));
+            } else {
+                let r = regs[usize::from(n - 1)];
+                let off = shadowmem::RegFile::vec_offset(r.number(), 0) as u32;
+                t.asm(Instruction::with2(
+                    Mov_r32_rm32,
+                    EAX,
+                    gs(sr + off + 8 * lane),
+                ));
+            }
+        };
+        // rax = the bits of operand `n`, lane `lane`.
+        let value = |t: &mut Self, n: u8, lane: u32| {
+            if n == 3 && a.src == MoveSide::Memory {
+                t.lane_value_to_rax(MoveSide::Memory, RAX, lane, true);
+            } else {
+                t.lane_value_to_rax(MoveSide::Register(0), regs[usize::from(n - 1)], lane, true);
+            }
+        };
+        let [na, nb, nc] = form.order;
+        let mut slow = Vec::new();
+        // Room for two blocks per lane, every operand older than `next`.
+        self.asm(Instruction::with2(Mov_r64_rm64, RDX, gs(tape_next)));
+        self.asm(Instruction::with2(
+            Lea_r64_m,
+            RAX,
+            at(RDX, i64::from(2 * lanes)),
+        ));
+        self.asm(Instruction::with2(Cmp_r64_rm64, RAX, gs(tape_end)));
+        let no_room = self.e.jcc_rel32_placeholder(0x7); // ja
+        let operands_below_rdx = |t: &mut Self, slow: &mut Vec<usize>| {
+            for lane in 0..lanes {
+                for n in 1..=3 {
+                    index(t, n, lane);
+                    t.asm(Instruction::with2(Cmp_r64_rm64, RAX, RDX));
+                    slow.push(t.e.jcc_rel32_placeholder(0x3)); // jae
+                }
+            }
+        };
+        operands_below_rdx(self, &mut slow);
+        // A passive addend of a shifter's size: the rounding trick's first
+        // half, for the runtime to remember.
+        for lane in 0..lanes {
+            index(self, nc, lane);
+            self.asm(Instruction::with2(Test_rm32_r32, EAX, EAX));
+            let c_active = self.e.jcc_rel32_placeholder(0x5); // jnz
+            value(self, nc, lane);
+            slow.push(self.rounding_constant_check());
+            let here = self.e.offset();
+            self.e.bind_rel32(c_active, here);
+        }
+        // Commit, lane by lane: rcx = the product's block, rdx its index.
+        for lane in 0..lanes {
+            let lane_sh =
+                sr + shadowmem::RegFile::vec_offset(regs[0].number(), 0) as u32 + 8 * lane;
+            index(self, na, lane);
+            self.asm(Instruction::with2(Mov_r64_rm64, RCX, RAX));
+            index(self, nb, lane);
+            self.asm(Instruction::with2(Or_r64_rm64, RCX, RAX));
+            index(self, nc, lane);
+            self.asm(Instruction::with2(Or_r64_rm64, RCX, RAX));
+            let passive = self.e.jcc_rel32_placeholder(0x4); // jz
+            self.asm(Instruction::with2(Mov_r64_rm64, RDX, gs(tape_next)));
+            self.asm(Instruction::with2(Mov_r64_rm64, RCX, RDX));
+            self.asm(Instruction::with2(Sub_r64_rm64, RCX, gs(tape_base)));
+            self.asm(Instruction::with2(Shl_rm64_imm8, RCX, 5u32));
+            self.asm(Instruction::with2(Add_r64_rm64, RCX, gs(tape_buf)));
+            // The product: {a: b, b: a}.
+            index(self, na, lane);
+            self.asm(Instruction::with2(Mov_rm64_r64, at(RCX, 0), RAX));
+            index(self, nb, lane);
+            self.asm(Instruction::with2(Mov_rm64_r64, at(RCX, 8), RAX));
+            value(self, nb, lane);
+            self.asm(Instruction::with2(Mov_rm64_r64, at(RCX, 16), RAX));
+            value(self, na, lane);
+            self.asm(Instruction::with2(Mov_rm64_r64, at(RCX, 24), RAX));
+            if form.neg_product {
+                for disp in [16, 24] {
+                    self.asm(Instruction::with2(Btc_rm64_imm8, at(RCX, disp), 63u32));
+                }
+            }
+            // The sum: {p: 1, c: ±1}.
+            self.asm(Instruction::with2(Mov_rm64_r64, at(RCX, 32), RDX));
+            index(self, nc, lane);
+            self.asm(Instruction::with2(Mov_rm64_r64, at(RCX, 40), RAX));
+            self.asm(Instruction::with2(Mov_r64_imm64, RAX, 1.0f64.to_bits()));
+            self.asm(Instruction::with2(Mov_rm64_r64, at(RCX, 48), RAX));
+            if form.sub_addend {
+                self.asm(Instruction::with2(Mov_r64_imm64, RAX, (-1.0f64).to_bits()));
+            }
+            self.asm(Instruction::with2(Mov_rm64_r64, at(RCX, 56), RAX));
+            // The sum's index (below 2^32) and a zero upper half: one store.
+            self.asm(Instruction::with2(Lea_r64_m, RAX, at(RDX, 1)));
+            self.asm(Instruction::with2(Mov_rm64_r64, gs(lane_sh), RAX));
+            self.asm(Instruction::with2(Add_rm64_imm8, gs(tape_next), 2u32));
+            let done = self.e.jmp_rel32_placeholder();
+            let here = self.e.offset();
+            self.e.bind_rel32(passive, here);
+            self.e.zero_gs(lane_sh, 8);
+            let here = self.e.offset();
+            self.e.bind_rel32(done, here);
+        }
+        // VEX: zero above the vector length (a scalar form keeps bytes
+        // 8..16 of its destination, which is its first operand).
+        let tail = self.e.offset();
+        let dst = shadowmem::RegFile::vec_offset(regs[0].number(), 0) as u32;
+        let mut z = if lanes == 1 { 16 } else { 8 * lanes };
+        while z < 64 {
+            self.e.zero_gs(sr + dst + z, 8);
+            z += 8;
+        }
+        self.e.load_gs(Gpr::RDX, l.spill_rdx);
+        self.e.load_gs(Gpr::RCX, l.spill_rcx);
+        self.e.load_gs(Gpr::RAX, l.spill_rax);
+        let to_insn = self.e.jmp_rel32_placeholder();
+        // No room in the chunk: all-passive lanes still need no block.
+        let here = self.e.offset();
+        self.e.bind_rel32(no_room, here);
+        self.asm(Instruction::with2(Mov_r32_imm32, EDX, 1u32));
+        operands_below_rdx(self, &mut slow);
+        for lane in 0..lanes {
             self.e.zero_gs(sr + dst + 8 * lane, 8);
         }
         let to_tail = self.e.jmp_rel32_placeholder();
