@@ -109,7 +109,7 @@ pub enum Plan {
         /// clear: 4 (bytes), 2 (words), or 0 (no check).
         unit_bits: u8,
     },
-    /// SSE2 / AVX `add/sub/mul sd/pd`, VEX `vfmadd…/vfmsub…/vfnmadd…/
+    /// SSE2 / AVX `add/sub/mul/div sd/pd`, VEX `vfmadd…/vfmsub…/vfnmadd…/
     /// vfnmsub… sd/pd` (two blocks per lane): record one block per lane
     /// inline when the thread's tape chunk has room and every operand index
     /// is older than the next index; otherwise call the runtime (nothing is
@@ -987,7 +987,7 @@ fn flags_can_be_saved_around(plan: &Plan) -> bool {
     )
 }
 
-/// Inline recording for SSE2 and AVX (VEX, unmasked) double add/sub/mul,
+/// Inline recording for SSE2 and AVX (VEX, unmasked) double add/sub/mul/div,
 /// and the VEX fused multiply-adds of doubles (132, 213, 231, each sign;
 /// not the alternating forms): two blocks per lane, the product's and the
 /// sum's.
@@ -999,7 +999,7 @@ fn inline_arithmetic(insn: &Instruction, op: FpOp, shape: Shape, flags_free: boo
     };
     let fma = matches!(op, FpOp::Fma(form) if vex && !form.alternating && form.order.iter().all(|&o| (1..=3).contains(&o)));
     if !flags_free
-        || !(matches!(op, FpOp::Add | FpOp::Sub | FpOp::Mul) || fma)
+        || !(matches!(op, FpOp::Add | FpOp::Sub | FpOp::Mul | FpOp::Div) || fma)
         || insn.op0_kind() != OpKind::Register
     {
         return None;

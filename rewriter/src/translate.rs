@@ -1167,6 +1167,32 @@ impl<'a> Translator<'a> {
             }
         };
         save_vex_upper(self);
+        // A division computes its partials, 1/b and -a/(b·b), in two
+        // borrowed xmm registers, under the default MXCSR as the runtime's
+        // rule does: the program's rounding mode, exception masks and
+        // sticky flags are saved around it and stay its own.
+        let div_temps = (op == FpOp::Div).then(|| {
+            let used: Vec<u32> = (0..insn.op_count())
+                .filter(|&i| insn.op_kind(i) == OpKind::Register)
+                .map(|i| insn.op_register(i).number() as u32)
+                .collect();
+            let mut free = (0..16u32).rev().filter(|n| !used.contains(n));
+            let (t0, t1) = (XMM0 + free.next().unwrap(), XMM0 + free.next().unwrap());
+            self.asm(Instruction::with2(Movdqu_xmmm128_xmm, gs(l.vec_tmp), t0));
+            self.asm(Instruction::with2(
+                Movdqu_xmmm128_xmm,
+                gs(l.vec_tmp + 16),
+                t1,
+            ));
+            self.asm(Instruction::with1(Stmxcsr_m32, gs(l.vec_tmp + 36)));
+            self.asm(Instruction::with2(
+                Mov_rm32_imm32,
+                gs(l.vec_tmp + 32),
+                0x1f80u32,
+            ));
+            self.asm(Instruction::with1(Ldmxcsr_m32, gs(l.vec_tmp + 32)));
+            (t0, t1)
+        });
         for lane in 0..u32::from(lanes) {
             let lane_sh = sr + dst + 8 * lane;
             self.asm(Instruction::with2(Mov_r64_rm64, RDX, gs(tape_next)));
@@ -1241,6 +1267,21 @@ impl<'a> Translator<'a> {
                         }
                     }
                     store_lane(self, src1, 24);
+                    if let Some((t0, t1)) = div_temps {
+                        // b is at 16, a at 24: partial1 = 1/b, partial2 =
+                        // -(a/(b·b)), which is -a/(b·b) bit for bit.
+                        let (b, a) = (at(RCX, 16), at(RCX, 24));
+                        self.asm(Instruction::with2(Movsd_xmm_xmmm64, t1, b));
+                        self.asm(Instruction::with2(Mulsd_xmm_xmmm64, t1, t1));
+                        self.asm(Instruction::with2(Movsd_xmm_xmmm64, t0, a));
+                        self.asm(Instruction::with2(Divsd_xmm_xmmm64, t0, t1));
+                        self.asm(Instruction::with2(Movsd_xmmm64_xmm, a, t0));
+                        self.asm(Instruction::with2(Btc_rm64_imm8, a, 63u32));
+                        self.asm(Instruction::with2(Mov_r64_imm64, RAX, 1.0f64.to_bits()));
+                        self.asm(Instruction::with2(Movq_xmm_rm64, t0, RAX));
+                        self.asm(Instruction::with2(Divsd_xmm_xmmm64, t0, b));
+                        self.asm(Instruction::with2(Movsd_xmmm64_xmm, b, t0));
+                    }
                 }
             }
             // The new index (below 2^32) and the zero upper half in one
@@ -1255,6 +1296,15 @@ impl<'a> Translator<'a> {
             self.e.zero_gs(lane_sh, 8);
             let here = self.e.offset();
             self.e.bind_rel32(done, here);
+        }
+        if let Some((t0, t1)) = div_temps {
+            self.asm(Instruction::with1(Ldmxcsr_m32, gs(l.vec_tmp + 36)));
+            self.asm(Instruction::with2(Movdqu_xmm_xmmm128, t0, gs(l.vec_tmp)));
+            self.asm(Instruction::with2(
+                Movdqu_xmm_xmmm128,
+                t1,
+                gs(l.vec_tmp + 16),
+            ));
         }
         let tail = self.e.offset();
         if vex {
