@@ -1131,6 +1131,40 @@ fn vector_move(insn: &Instruction, flags_free: bool) -> Option<Plan> {
         }
     };
     let (dst, src) = (side(0)?, side(1)?);
+    // The legacy loads and stores of one 8-byte half of an xmm register
+    // (`movhpd xmm, m64` beside `movsd` for a pair gcc -O2 loads): the
+    // other half and everything above stay.
+    let high = |side: MoveSide| match side {
+        MoveSide::Register(off) => MoveSide::Register(off + 8),
+        memory => memory,
+    };
+    match insn.code() {
+        Movhpd_xmm_m64 | Movhps_xmm_m64 => {
+            return Some(Plan::VectorMove {
+                src,
+                dst: high(dst),
+                len: 8,
+                zero: 0,
+            })
+        }
+        Movlpd_xmm_m64 | Movlps_xmm_m64 | Movlps_m64_xmm => {
+            return Some(Plan::VectorMove {
+                src,
+                dst,
+                len: 8,
+                zero: 0,
+            })
+        }
+        Movhpd_m64_xmm | Movhps_m64_xmm => {
+            return Some(Plan::VectorMove {
+                src: high(src),
+                dst,
+                len: 8,
+                zero: 0,
+            })
+        }
+        _ => {}
+    }
     // Bytes the destination register keeps above the moved ones: legacy SSE
     // keeps everything above 16 bytes; VEX/EVEX zero up to 64.
     let upper = |moved: u8| {
