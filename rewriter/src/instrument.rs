@@ -390,6 +390,39 @@ pub fn record_plan(insn: &Instruction, flags_free: bool) -> Plan {
     Plan::Runtime
 }
 
+/// Record mode's scalar conversions between float and double (legacy
+/// `cvtss2sd`, `cvtsd2ss`): the value keeps its index — a float's shadow is
+/// its 4-byte index, a double's the index and 4 zero bytes — so the shadow
+/// moves as a 4-byte copy, zero-extended for the double. The rest of the
+/// xmm register keeps its shadow. (Dot mode converts the tangent instead.)
+fn index_conversion(insn: &Instruction, flags_free: bool) -> Option<Plan> {
+    use iced_x86::Code::*;
+    let zero = match insn.code() {
+        Cvtss2sd_xmm_xmmm32 => 4,
+        Cvtsd2ss_xmm_xmmm64 => 0,
+        _ => return None,
+    };
+    let src = match insn.op1_kind() {
+        OpKind::Register => {
+            MoveSide::Register(RegFile::vec_offset(insn.op1_register().number(), 0) as u32)
+        }
+        OpKind::Memory
+            if flags_free
+                && insn.segment_prefix() == Register::None
+                && !insn.memory_index().is_vector_register() =>
+        {
+            MoveSide::Memory
+        }
+        _ => return None,
+    };
+    Some(Plan::VectorMove {
+        src,
+        dst: MoveSide::Register(RegFile::vec_offset(insn.op0_register().number(), 0) as u32),
+        len: 4,
+        zero,
+    })
+}
+
 /// Dot mode's plan: record mode's (shadow moves and clears are the same
 /// bytes for tangents as for indices), except for arithmetic: the common
 /// forms compute tangents inline ([`Plan::DotArithmetic`]); the others,
@@ -404,6 +437,13 @@ pub fn dot_plan(insn: &Instruction, flags_free: bool) -> Plan {
     match record_plan(insn, flags_free) {
         Plan::Arithmetic(_) => Plan::Runtime,
         Plan::SaveFlags(p) if matches!(*p, Plan::Arithmetic(_)) => Plan::Runtime,
+        // A conversion changes a tangent's format: only passive inputs stay
+        // inline.
+        Plan::VectorMove { .. } | Plan::SaveFlags(_)
+            if matches!(semantics(insn.code()), Some(Semantics::FpConvert { .. })) =>
+        {
+            all_passive(insn, !flags_free).unwrap_or(Plan::Runtime)
+        }
         p => p,
     }
 }
@@ -574,6 +614,9 @@ fn specific_plan(insn: &Instruction, flags_free: bool) -> Plan {
             elem: Elem::F64,
             shape,
         }) => inline_arithmetic(insn, op, shape, flags_free).unwrap_or(Plan::Runtime),
+        Some(Semantics::FpConvert { .. }) => index_conversion(insn, flags_free)
+            .or_else(|| all_passive(insn, !flags_free))
+            .unwrap_or(Plan::Runtime),
         Some(Semantics::Move) => general_mov(insn, flags_free)
             .or_else(|| vector_move(insn, flags_free))
             .or_else(|| masked_move(insn, flags_free))
