@@ -204,6 +204,8 @@ pub struct Arithmetic {
     /// VEX encoding: scalar forms take bytes 8..16 from the first
     /// source, and everything above the vector length becomes zero.
     pub vex: bool,
+    /// Floats (`ss`/`ps`, 4-byte lanes) rather than doubles.
+    pub float: bool,
 }
 
 /// One side of a [`Plan::VectorMove`].
@@ -614,6 +616,20 @@ fn specific_plan(insn: &Instruction, flags_free: bool) -> Plan {
             elem: Elem::F64,
             shape,
         }) => inline_arithmetic(insn, op, shape, flags_free).unwrap_or(Plan::Runtime),
+        Some(Semantics::FpArith {
+            op: op @ (FpOp::Add | FpOp::Sub | FpOp::Mul),
+            elem: Elem::F32,
+            shape,
+        }) if insn.op0_register().is_xmm() => inline_arithmetic(insn, op, shape, flags_free)
+            .map(|p| match p {
+                Plan::Arithmetic(a) => Plan::Arithmetic(Arithmetic {
+                    float: true,
+                    lanes: if shape == Shape::Scalar { 1 } else { 4 },
+                    ..a
+                }),
+                p => p,
+            })
+            .unwrap_or(Plan::Runtime),
         Some(Semantics::FpConvert { .. }) => index_conversion(insn, flags_free)
             .or_else(|| all_passive(insn, !flags_free))
             .unwrap_or(Plan::Runtime),
@@ -1076,6 +1092,7 @@ fn inline_arithmetic(insn: &Instruction, op: FpOp, shape: Shape, flags_free: boo
         src1,
         src,
         vex,
+        float: false,
     }))
 }
 

@@ -1058,6 +1058,9 @@ impl<'a> Translator<'a> {
         if let crate::semantics::FpOp::Fma(form) = a.op {
             return self.record_fma(insn, a, form);
         }
+        if a.float {
+            return self.record_float_arithmetic(insn, a);
+        }
         let Arithmetic {
             op,
             lanes,
@@ -1065,6 +1068,7 @@ impl<'a> Translator<'a> {
             src1,
             src,
             vex,
+            float: _,
         } = a;
         use crate::semantics::FpOp;
         use iced_x86::Code::*;
@@ -1333,6 +1337,242 @@ impl<'a> Translator<'a> {
         save_vex_upper(self);
         for lane in 0..u32::from(lanes) {
             self.e.zero_gs(sr + dst + 8 * lane, 8);
+        }
+        let to_tail = self.e.jmp_rel32_placeholder();
+        self.e.bind_rel32(to_tail, tail);
+        let here = self.e.offset();
+        for j in slow {
+            self.e.bind_rel32(j, here);
+        }
+        self.e.load_gs(Gpr::RDX, l.spill_rdx);
+        self.e.load_gs(Gpr::RCX, l.spill_rcx);
+        self.e.load_gs(Gpr::RAX, l.spill_rax);
+        self.instrument_call(insn);
+        let here = self.e.offset();
+        self.e.bind_rel32(to_insn, here);
+        Ok(())
+    }
+
+    /// [`Plan::Arithmetic`] for floats (`add/sub/mul ss/ps` in xmm, legacy
+    /// and VEX): one block per 4-byte lane as for doubles — `{a: 1, b: ±1}`,
+    /// or `{a: b, b: a}` with the values widened to doubles (`cvtss2sd` in a
+    /// borrowed xmm register under the default MXCSR, the program's saved
+    /// around it, as the runtime's rule widens them) — and the new index in
+    /// the lane's 4 bytes. A passive addend in the binades of a float
+    /// rounding shifter (2^13 to 2^24) goes to the runtime. Needs dead flags.
+    fn record_float_arithmetic(
+        &mut self,
+        insn: &Instruction,
+        a: Arithmetic,
+    ) -> Result<(), TranslateError> {
+        use crate::semantics::FpOp;
+        use iced_x86::Code::*;
+        use Register::*;
+        let l = *self.layout;
+        let sr = l.shadow_regs;
+        let gs = gs_operand;
+        let at = |base: Register, disp: i64| MemoryOperand::with_base_displ(base, disp);
+        let (tape_buf, tape_base, tape_next, tape_end) = (
+            l.tool_area,
+            l.tool_area + 8,
+            l.tool_area + 16,
+            l.tool_area + 24,
+        );
+        let lanes = u32::from(a.lanes);
+        let last = insn.op_register(insn.op_count() - 1);
+        let a_sh = shadowmem::RegFile::vec_offset(a.src1.number(), 0) as u32;
+        self.spilled(insn, SPILLS_RAX | SPILLS_RCX | SPILLS_RDX);
+        self.e.store_gs(l.spill_rax, Gpr::RAX);
+        self.e.store_gs(l.spill_rcx, Gpr::RCX);
+        self.e.store_gs(l.spill_rdx, Gpr::RDX);
+        if a.src == MoveSide::Memory {
+            self.lea_of_operand(RCX, insn);
+            self.asm(Instruction::with2(Mov_rm64_r64, gs(l.spill_tmp), RCX));
+        }
+        // eax = the index of the first (`second` false) or second source's lane.
+        let index = |t: &mut Self, second: bool, lane: u32| {
+            if !second {
+                t.asm(Instruction::with2(
+                    Mov_r32_rm32,
+                    EAX,
+                    gs(sr + a_sh + 4 * lane),
+                ));
+                return;
+            }
+            match a.src {
+                MoveSide::Register(off) => t.asm(Instruction::with2(
+                    Mov_r32_rm32,
+                    EAX,
+                    gs(sr + off + 4 * lane),
+                )),
+                MoveSide::Memory => {
+                    t.asm(Instruction::with2(Mov_r64_rm64, RAX, gs(l.spill_tmp)));
+                    t.e.shadow_address_of_rax(l.shadow_mask);
+                    t.asm(Instruction::with2(
+                        Mov_r32_rm32,
+                        EAX,
+                        at(RAX, i64::from(4 * lane)),
+                    ));
+                }
+            }
+        };
+        // eax = the float bits of the first or second source's lane.
+        let value = |t: &mut Self, second: bool, lane: u32| {
+            if second && a.src == MoveSide::Memory {
+                t.asm(Instruction::with2(Mov_r64_rm64, RAX, gs(l.spill_tmp)));
+                t.asm(Instruction::with2(
+                    Mov_r32_rm32,
+                    EAX,
+                    at(RAX, i64::from(4 * lane)),
+                ));
+                return;
+            }
+            let r = if second { last } else { a.src1 };
+            let x = XMM0 + r.number() as u32;
+            if lane == 0 {
+                t.asm(Instruction::with2(Movd_rm32_xmm, EAX, x));
+            } else {
+                t.asm(Instruction::with3(Extractps_rm32_xmm_imm8, EAX, x, lane));
+            }
+        };
+        let mut slow = Vec::new();
+        self.asm(Instruction::with2(Mov_r64_rm64, RDX, gs(tape_next)));
+        self.asm(Instruction::with2(
+            Lea_r64_m,
+            RAX,
+            at(RDX, i64::from(lanes)),
+        ));
+        self.asm(Instruction::with2(Cmp_r64_rm64, RAX, gs(tape_end)));
+        let no_room = self.e.jcc_rel32_placeholder(0x7); // ja
+        let operands_below_rdx = |t: &mut Self, slow: &mut Vec<usize>| {
+            for lane in 0..lanes {
+                for second in [false, true] {
+                    index(t, second, lane);
+                    t.asm(Instruction::with2(Cmp_r64_rm64, RAX, RDX));
+                    slow.push(t.e.jcc_rel32_placeholder(0x3)); // jae
+                }
+            }
+        };
+        operands_below_rdx(self, &mut slow);
+        if matches!(a.op, FpOp::Add | FpOp::Sub) {
+            // A passive operand in a float shifter's binades: the runtime.
+            for lane in 0..lanes {
+                for second in [false, true] {
+                    index(self, second, lane);
+                    self.asm(Instruction::with2(Test_rm32_r32, EAX, EAX));
+                    let active = self.e.jcc_rel32_placeholder(0x5); // jnz
+                    value(self, second, lane);
+                    self.asm(Instruction::with2(Shr_rm32_imm8, EAX, 23u32));
+                    self.asm(Instruction::with2(And_rm32_imm32, EAX, 0xffu32));
+                    self.asm(Instruction::with2(Sub_rm32_imm32, EAX, 140u32));
+                    self.asm(Instruction::with2(Cmp_rm32_imm8, EAX, 11u32));
+                    slow.push(self.e.jcc_rel32_placeholder(0x6)); // jbe
+                    let here = self.e.offset();
+                    self.e.bind_rel32(active, here);
+                }
+            }
+        }
+        // Commit. A scalar VEX form keeps bytes 4..16 of its first source.
+        if a.vex && lanes == 1 {
+            self.asm(Instruction::with2(Mov_r64_rm64, RAX, gs(sr + a_sh)));
+            self.asm(Instruction::with2(Mov_rm64_r64, gs(l.spill_tmp + 8), RAX));
+            self.asm(Instruction::with2(Mov_r64_rm64, RAX, gs(sr + a_sh + 8)));
+            self.asm(Instruction::with2(Mov_rm64_r64, gs(l.lane_tmp), RAX));
+        }
+        let widen = (a.op == FpOp::Mul).then(|| {
+            let used: Vec<u32> = (0..insn.op_count())
+                .filter(|&i| insn.op_kind(i) == OpKind::Register)
+                .map(|i| insn.op_register(i).number() as u32)
+                .collect();
+            let t = XMM0 + (0..16u32).rev().find(|n| !used.contains(n)).unwrap();
+            self.asm(Instruction::with2(Movdqu_xmmm128_xmm, gs(l.vec_tmp), t));
+            self.asm(Instruction::with1(Stmxcsr_m32, gs(l.vec_tmp + 36)));
+            self.asm(Instruction::with2(
+                Mov_rm32_imm32,
+                gs(l.vec_tmp + 32),
+                0x1f80u32,
+            ));
+            self.asm(Instruction::with1(Ldmxcsr_m32, gs(l.vec_tmp + 32)));
+            t
+        });
+        for lane in 0..lanes {
+            let lane_sh = sr + a.dst + 4 * lane;
+            self.asm(Instruction::with2(Mov_r64_rm64, RDX, gs(tape_next)));
+            self.asm(Instruction::with2(Mov_r64_rm64, RCX, RDX));
+            self.asm(Instruction::with2(Sub_r64_rm64, RCX, gs(tape_base)));
+            self.asm(Instruction::with2(Shl_rm64_imm8, RCX, 5u32));
+            self.asm(Instruction::with2(Add_r64_rm64, RCX, gs(tape_buf)));
+            index(self, false, lane);
+            self.asm(Instruction::with2(Mov_rm64_r64, at(RCX, 0), RAX));
+            index(self, true, lane);
+            self.asm(Instruction::with2(Mov_rm64_r64, at(RCX, 8), RAX));
+            self.asm(Instruction::with2(Or_r64_rm64, RAX, at(RCX, 0)));
+            let passive = self.e.jcc_rel32_placeholder(0x4); // jz
+            match (a.op, widen) {
+                (FpOp::Mul, Some(t)) => {
+                    // d(a*b) = b da + a db, the floats widened.
+                    for (second, disp) in [(true, 16), (false, 24)] {
+                        value(self, second, lane);
+                        self.asm(Instruction::with2(Movd_xmm_rm32, t, EAX));
+                        self.asm(Instruction::with2(Cvtss2sd_xmm_xmmm32, t, t));
+                        self.asm(Instruction::with2(Movsd_xmmm64_xmm, at(RCX, disp), t));
+                    }
+                }
+                _ => {
+                    self.asm(Instruction::with2(Mov_r64_imm64, RAX, 1.0f64.to_bits()));
+                    self.asm(Instruction::with2(Mov_rm64_r64, at(RCX, 16), RAX));
+                    if a.op == FpOp::Sub {
+                        self.asm(Instruction::with2(Mov_r64_imm64, RAX, (-1.0f64).to_bits()));
+                    }
+                    self.asm(Instruction::with2(Mov_rm64_r64, at(RCX, 24), RAX));
+                }
+            }
+            self.asm(Instruction::with2(Mov_rm32_r32, gs(lane_sh), EDX));
+            self.asm(Instruction::with2(Add_rm64_imm8, gs(tape_next), 1u32));
+            let done = self.e.jmp_rel32_placeholder();
+            let here = self.e.offset();
+            self.e.bind_rel32(passive, here);
+            self.e.zero_gs(lane_sh, 4);
+            let here = self.e.offset();
+            self.e.bind_rel32(done, here);
+        }
+        if let Some(t) = widen {
+            self.asm(Instruction::with1(Ldmxcsr_m32, gs(l.vec_tmp + 36)));
+            self.asm(Instruction::with2(Movdqu_xmm_xmmm128, t, gs(l.vec_tmp)));
+        }
+        let tail = self.e.offset();
+        if a.vex {
+            if lanes == 1 {
+                // Bytes 4..16 of the first source (saved before the commit).
+                self.asm(Instruction::with2(Mov_r64_rm64, RAX, gs(l.spill_tmp + 8)));
+                self.asm(Instruction::with2(Shr_rm64_imm8, RAX, 32u32));
+                self.asm(Instruction::with2(Mov_rm32_r32, gs(sr + a.dst + 4), EAX));
+                self.asm(Instruction::with2(Mov_r64_rm64, RAX, gs(l.lane_tmp)));
+                self.asm(Instruction::with2(Mov_rm64_r64, gs(sr + a.dst + 8), RAX));
+            }
+            let mut z = 16;
+            while z < 64 {
+                self.e.zero_gs(sr + a.dst + z, 8);
+                z += 8;
+            }
+        }
+        self.e.load_gs(Gpr::RDX, l.spill_rdx);
+        self.e.load_gs(Gpr::RCX, l.spill_rcx);
+        self.e.load_gs(Gpr::RAX, l.spill_rax);
+        let to_insn = self.e.jmp_rel32_placeholder();
+        // No room in the chunk: all-passive lanes still need no block.
+        let here = self.e.offset();
+        self.e.bind_rel32(no_room, here);
+        self.asm(Instruction::with2(Mov_r32_imm32, EDX, 1u32));
+        operands_below_rdx(self, &mut slow);
+        if a.vex && lanes == 1 {
+            self.asm(Instruction::with2(Mov_r64_rm64, RAX, gs(sr + a_sh)));
+            self.asm(Instruction::with2(Mov_rm64_r64, gs(l.spill_tmp + 8), RAX));
+            self.asm(Instruction::with2(Mov_r64_rm64, RAX, gs(sr + a_sh + 8)));
+            self.asm(Instruction::with2(Mov_rm64_r64, gs(l.lane_tmp), RAX));
+        }
+        for lane in 0..lanes {
+            self.e.zero_gs(sr + a.dst + 4 * lane, 4);
         }
         let to_tail = self.e.jmp_rel32_placeholder();
         self.e.bind_rel32(to_tail, tail);
