@@ -1077,47 +1077,13 @@ impl<'a> Translator<'a> {
         let sr = l.shadow_regs;
         let gs = gs_operand;
         let at = |base: Register, disp: i64| MemoryOperand::with_base_displ(base, disp);
-        let (tape_buf, tape_base, tape_next, tape_end) = (
-            l.tool_area,
-            l.tool_area + 8,
-            l.tool_area + 16,
-            l.tool_area + 24,
-        );
-        self.spilled(insn, SPILLS_RAX | SPILLS_RCX | SPILLS_RDX);
-        self.e.store_gs(l.spill_rax, Gpr::RAX);
-        self.e.store_gs(l.spill_rcx, Gpr::RCX);
-        self.e.store_gs(l.spill_rdx, Gpr::RDX);
-        if src == MoveSide::Memory {
-            self.lea_of_operand(RCX, insn);
-            self.asm(Instruction::with2(Mov_rm64_r64, gs(l.spill_tmp), RCX));
-        }
+        let tape_next = l.tool_area + 16;
+        self.blocks_prologue(insn, src == MoveSide::Memory);
         // rax = index of source lane `lane` (zero-extended).
-        let src_index = |t: &mut Self, lane: u32| match src {
-            MoveSide::Register(off) => t.asm(Instruction::with2(
-                Mov_r32_rm32,
-                EAX,
-                gs(sr + off + 8 * lane),
-            )),
-            MoveSide::Memory => {
-                t.asm(Instruction::with2(Mov_r64_rm64, RAX, gs(l.spill_tmp)));
-                t.e.shadow_address_of_rax(l.shadow_mask);
-                t.asm(Instruction::with2(
-                    Mov_r32_rm32,
-                    EAX,
-                    at(RAX, i64::from(8 * lane)),
-                ));
-            }
-        };
+        let src_index = |t: &mut Self, lane: u32| t.lane_index_to_eax(src, 8 * lane);
         let mut slow = Vec::new();
         // Checks: room for `lanes` blocks, operands older than `next`.
-        self.asm(Instruction::with2(Mov_r64_rm64, RDX, gs(tape_next)));
-        self.asm(Instruction::with2(
-            Lea_r64_m,
-            RAX,
-            at(RDX, i64::from(lanes)),
-        ));
-        self.asm(Instruction::with2(Cmp_r64_rm64, RAX, gs(tape_end)));
-        let no_room = self.e.jcc_rel32_placeholder(0x7); // ja
+        let no_room = self.room_for(u32::from(lanes));
         let a_sh = shadowmem::RegFile::vec_offset(src1.number(), 0) as u32;
         // Every operand index below rdx, or on to the runtime.
         let operands_below_rdx = |t: &mut Self, slow: &mut Vec<usize>| {
@@ -1199,11 +1165,7 @@ impl<'a> Translator<'a> {
         });
         for lane in 0..u32::from(lanes) {
             let lane_sh = sr + dst + 8 * lane;
-            self.asm(Instruction::with2(Mov_r64_rm64, RDX, gs(tape_next)));
-            self.asm(Instruction::with2(Mov_r64_rm64, RCX, RDX));
-            self.asm(Instruction::with2(Sub_r64_rm64, RCX, gs(tape_base)));
-            self.asm(Instruction::with2(Shl_rm64_imm8, RCX, 5u32));
-            self.asm(Instruction::with2(Add_r64_rm64, RCX, gs(tape_buf)));
+            self.next_block_address();
             self.asm(Instruction::with2(
                 Mov_r32_rm32,
                 EAX,
@@ -1322,22 +1284,129 @@ impl<'a> Translator<'a> {
                 z += 8;
             }
         }
-        self.e.load_gs(Gpr::RDX, l.spill_rdx);
-        self.e.load_gs(Gpr::RCX, l.spill_rcx);
-        self.e.load_gs(Gpr::RAX, l.spill_rax);
-        let to_insn = self.e.jmp_rel32_placeholder();
         // No room in the tape chunk (or no chunk yet: a thread that has
         // recorded nothing): operands that are all passive still need no
         // block, so their result's shadow is cleared here, not in the
         // runtime.
+        self.blocks_epilogue(insn, no_room, tail, slow, |t, slow| {
+            operands_below_rdx(t, slow);
+            save_vex_upper(t);
+            for lane in 0..u32::from(lanes) {
+                t.e.zero_gs(sr + dst + 8 * lane, 8);
+            }
+        });
+        Ok(())
+    }
+
+    /// `eax` = the 4-byte index `offset` bytes into `side`'s shadow: the
+    /// shadow register file at its offset, or the shadow of the memory
+    /// operand whose address is in `spill_tmp` (`rax` is clobbered).
+    fn lane_index_to_eax(&mut self, side: MoveSide, offset: u32) {
+        use iced_x86::Code::*;
+        use Register::*;
+        let l = *self.layout;
+        match side {
+            MoveSide::Register(off) => self.asm(Instruction::with2(
+                Mov_r32_rm32,
+                EAX,
+                gs_operand(l.shadow_regs + off + offset),
+            )),
+            MoveSide::Memory => {
+                self.asm(Instruction::with2(
+                    Mov_r64_rm64,
+                    RAX,
+                    gs_operand(l.spill_tmp),
+                ));
+                self.e.shadow_address_of_rax(l.shadow_mask);
+                self.asm(Instruction::with2(
+                    Mov_r32_rm32,
+                    EAX,
+                    MemoryOperand::with_base_displ(RAX, i64::from(offset)),
+                ));
+            }
+        }
+    }
+
+    /// The start of inline block writing: `rax`, `rcx` and `rdx` in their
+    /// spill slots, and with `memory` the memory operand's address in
+    /// `spill_tmp`.
+    fn blocks_prologue(&mut self, insn: &Instruction, memory: bool) {
+        let l = *self.layout;
+        self.spilled(insn, SPILLS_RAX | SPILLS_RCX | SPILLS_RDX);
+        self.e.store_gs(l.spill_rax, Gpr::RAX);
+        self.e.store_gs(l.spill_rcx, Gpr::RCX);
+        self.e.store_gs(l.spill_rdx, Gpr::RDX);
+        if memory {
+            self.lea_of_operand(Register::RCX, insn);
+            self.asm(Instruction::with2(
+                Code::Mov_rm64_r64,
+                gs_operand(l.spill_tmp),
+                Register::RCX,
+            ));
+        }
+    }
+
+    /// `rdx` = the thread's next index; returns the `ja` (to bind) taken
+    /// when its tape chunk has no room for `blocks` more.
+    fn room_for(&mut self, blocks: u32) -> usize {
+        use iced_x86::Code::*;
+        let l = *self.layout;
+        self.asm(Instruction::with2(
+            Mov_r64_rm64,
+            Register::RDX,
+            gs_operand(l.tool_area + 16),
+        ));
+        self.asm(Instruction::with2(
+            Lea_r64_m,
+            Register::RAX,
+            MemoryOperand::with_base_displ(Register::RDX, i64::from(blocks)),
+        ));
+        self.asm(Instruction::with2(
+            Cmp_r64_rm64,
+            Register::RAX,
+            gs_operand(l.tool_area + 24),
+        ));
+        self.e.jcc_rel32_placeholder(0x7) // ja
+    }
+
+    /// `rdx` = the next index, `rcx` = the address of its block in the
+    /// thread's chunk buffer (`buf + 32 (next - base)`).
+    fn next_block_address(&mut self) {
+        use iced_x86::Code::*;
+        use Register::*;
+        let l = *self.layout;
+        let (tape_buf, tape_base, tape_next) = (l.tool_area, l.tool_area + 8, l.tool_area + 16);
+        self.asm(Instruction::with2(Mov_r64_rm64, RDX, gs_operand(tape_next)));
+        self.asm(Instruction::with2(Mov_r64_rm64, RCX, RDX));
+        self.asm(Instruction::with2(Sub_r64_rm64, RCX, gs_operand(tape_base)));
+        self.asm(Instruction::with2(Shl_rm64_imm8, RCX, 5u32));
+        self.asm(Instruction::with2(Add_r64_rm64, RCX, gs_operand(tape_buf)));
+    }
+
+    /// The end of inline block writing, after the committed path's tail
+    /// (bound at `tail`): the registers back and on to the guest
+    /// instruction; at `no_room` (the chunk is full, or there is none yet)
+    /// `rdx` = 1 and `no_room_body`, which clears the results of
+    /// all-passive operands (an index ≥ 1 sends the lane to `slow`) and
+    /// goes on at `tail`; the `slow` jumps give the registers back and call
+    /// the runtime.
+    fn blocks_epilogue(
+        &mut self,
+        insn: &Instruction,
+        no_room: usize,
+        tail: usize,
+        mut slow: Vec<usize>,
+        no_room_body: impl FnOnce(&mut Self, &mut Vec<usize>),
+    ) {
+        let l = *self.layout;
+        self.e.load_gs(Gpr::RDX, l.spill_rdx);
+        self.e.load_gs(Gpr::RCX, l.spill_rcx);
+        self.e.load_gs(Gpr::RAX, l.spill_rax);
+        let to_insn = self.e.jmp_rel32_placeholder();
         let here = self.e.offset();
         self.e.bind_rel32(no_room, here);
-        self.asm(Instruction::with2(Mov_r32_imm32, EDX, 1u32));
-        operands_below_rdx(self, &mut slow);
-        save_vex_upper(self);
-        for lane in 0..u32::from(lanes) {
-            self.e.zero_gs(sr + dst + 8 * lane, 8);
-        }
+        self.asm(Instruction::with2(Code::Mov_r32_imm32, Register::EDX, 1u32));
+        no_room_body(self, &mut slow);
         let to_tail = self.e.jmp_rel32_placeholder();
         self.e.bind_rel32(to_tail, tail);
         let here = self.e.offset();
@@ -1350,7 +1419,6 @@ impl<'a> Translator<'a> {
         self.instrument_call(insn);
         let here = self.e.offset();
         self.e.bind_rel32(to_insn, here);
-        Ok(())
     }
 
     /// [`Plan::Arithmetic`] for floats (`add/sub/mul ss/ps` in xmm, legacy
@@ -1372,23 +1440,11 @@ impl<'a> Translator<'a> {
         let sr = l.shadow_regs;
         let gs = gs_operand;
         let at = |base: Register, disp: i64| MemoryOperand::with_base_displ(base, disp);
-        let (tape_buf, tape_base, tape_next, tape_end) = (
-            l.tool_area,
-            l.tool_area + 8,
-            l.tool_area + 16,
-            l.tool_area + 24,
-        );
+        let tape_next = l.tool_area + 16;
         let lanes = u32::from(a.lanes);
         let last = insn.op_register(insn.op_count() - 1);
         let a_sh = shadowmem::RegFile::vec_offset(a.src1.number(), 0) as u32;
-        self.spilled(insn, SPILLS_RAX | SPILLS_RCX | SPILLS_RDX);
-        self.e.store_gs(l.spill_rax, Gpr::RAX);
-        self.e.store_gs(l.spill_rcx, Gpr::RCX);
-        self.e.store_gs(l.spill_rdx, Gpr::RDX);
-        if a.src == MoveSide::Memory {
-            self.lea_of_operand(RCX, insn);
-            self.asm(Instruction::with2(Mov_rm64_r64, gs(l.spill_tmp), RCX));
-        }
+        self.blocks_prologue(insn, a.src == MoveSide::Memory);
         // eax = the index of the first (`second` false) or second source's lane.
         let index = |t: &mut Self, second: bool, lane: u32| {
             if !second {
@@ -1399,22 +1455,7 @@ impl<'a> Translator<'a> {
                 ));
                 return;
             }
-            match a.src {
-                MoveSide::Register(off) => t.asm(Instruction::with2(
-                    Mov_r32_rm32,
-                    EAX,
-                    gs(sr + off + 4 * lane),
-                )),
-                MoveSide::Memory => {
-                    t.asm(Instruction::with2(Mov_r64_rm64, RAX, gs(l.spill_tmp)));
-                    t.e.shadow_address_of_rax(l.shadow_mask);
-                    t.asm(Instruction::with2(
-                        Mov_r32_rm32,
-                        EAX,
-                        at(RAX, i64::from(4 * lane)),
-                    ));
-                }
-            }
+            t.lane_index_to_eax(a.src, 4 * lane);
         };
         // eax = the float bits of the first or second source's lane.
         let value = |t: &mut Self, second: bool, lane: u32| {
@@ -1436,14 +1477,7 @@ impl<'a> Translator<'a> {
             }
         };
         let mut slow = Vec::new();
-        self.asm(Instruction::with2(Mov_r64_rm64, RDX, gs(tape_next)));
-        self.asm(Instruction::with2(
-            Lea_r64_m,
-            RAX,
-            at(RDX, i64::from(lanes)),
-        ));
-        self.asm(Instruction::with2(Cmp_r64_rm64, RAX, gs(tape_end)));
-        let no_room = self.e.jcc_rel32_placeholder(0x7); // ja
+        let no_room = self.room_for(lanes);
         let operands_below_rdx = |t: &mut Self, slow: &mut Vec<usize>| {
             for lane in 0..lanes {
                 for second in [false, true] {
@@ -1497,11 +1531,7 @@ impl<'a> Translator<'a> {
         });
         for lane in 0..lanes {
             let lane_sh = sr + a.dst + 4 * lane;
-            self.asm(Instruction::with2(Mov_r64_rm64, RDX, gs(tape_next)));
-            self.asm(Instruction::with2(Mov_r64_rm64, RCX, RDX));
-            self.asm(Instruction::with2(Sub_r64_rm64, RCX, gs(tape_base)));
-            self.asm(Instruction::with2(Shl_rm64_imm8, RCX, 5u32));
-            self.asm(Instruction::with2(Add_r64_rm64, RCX, gs(tape_buf)));
+            self.next_block_address();
             index(self, false, lane);
             self.asm(Instruction::with2(Mov_rm64_r64, at(RCX, 0), RAX));
             index(self, true, lane);
@@ -1556,36 +1586,19 @@ impl<'a> Translator<'a> {
                 z += 8;
             }
         }
-        self.e.load_gs(Gpr::RDX, l.spill_rdx);
-        self.e.load_gs(Gpr::RCX, l.spill_rcx);
-        self.e.load_gs(Gpr::RAX, l.spill_rax);
-        let to_insn = self.e.jmp_rel32_placeholder();
         // No room in the chunk: all-passive lanes still need no block.
-        let here = self.e.offset();
-        self.e.bind_rel32(no_room, here);
-        self.asm(Instruction::with2(Mov_r32_imm32, EDX, 1u32));
-        operands_below_rdx(self, &mut slow);
-        if a.vex && lanes == 1 {
-            self.asm(Instruction::with2(Mov_r64_rm64, RAX, gs(sr + a_sh)));
-            self.asm(Instruction::with2(Mov_rm64_r64, gs(l.spill_tmp + 8), RAX));
-            self.asm(Instruction::with2(Mov_r64_rm64, RAX, gs(sr + a_sh + 8)));
-            self.asm(Instruction::with2(Mov_rm64_r64, gs(l.lane_tmp), RAX));
-        }
-        for lane in 0..lanes {
-            self.e.zero_gs(sr + a.dst + 4 * lane, 4);
-        }
-        let to_tail = self.e.jmp_rel32_placeholder();
-        self.e.bind_rel32(to_tail, tail);
-        let here = self.e.offset();
-        for j in slow {
-            self.e.bind_rel32(j, here);
-        }
-        self.e.load_gs(Gpr::RDX, l.spill_rdx);
-        self.e.load_gs(Gpr::RCX, l.spill_rcx);
-        self.e.load_gs(Gpr::RAX, l.spill_rax);
-        self.instrument_call(insn);
-        let here = self.e.offset();
-        self.e.bind_rel32(to_insn, here);
+        self.blocks_epilogue(insn, no_room, tail, slow, |t, slow| {
+            operands_below_rdx(t, slow);
+            if a.vex && lanes == 1 {
+                t.asm(Instruction::with2(Mov_r64_rm64, RAX, gs(sr + a_sh)));
+                t.asm(Instruction::with2(Mov_rm64_r64, gs(l.spill_tmp + 8), RAX));
+                t.asm(Instruction::with2(Mov_r64_rm64, RAX, gs(sr + a_sh + 8)));
+                t.asm(Instruction::with2(Mov_rm64_r64, gs(l.lane_tmp), RAX));
+            }
+            for lane in 0..lanes {
+                t.e.zero_gs(sr + a.dst + 4 * lane, 4);
+            }
+        });
         Ok(())
     }
 
@@ -1610,41 +1623,19 @@ impl<'a> Translator<'a> {
         let sr = l.shadow_regs;
         let gs = gs_operand;
         let at = |base: Register, disp: i64| MemoryOperand::with_base_displ(base, disp);
-        let (tape_buf, tape_base, tape_next, tape_end) = (
-            l.tool_area,
-            l.tool_area + 8,
-            l.tool_area + 16,
-            l.tool_area + 24,
-        );
+        let tape_next = l.tool_area + 16;
         let lanes = u32::from(a.lanes);
         let regs = [insn.op0_register(), a.src1, insn.op_register(2)];
-        self.spilled(insn, SPILLS_RAX | SPILLS_RCX | SPILLS_RDX);
-        self.e.store_gs(l.spill_rax, Gpr::RAX);
-        self.e.store_gs(l.spill_rcx, Gpr::RCX);
-        self.e.store_gs(l.spill_rdx, Gpr::RDX);
-        if a.src == MoveSide::Memory {
-            self.lea_of_operand(RCX, insn);
-            self.asm(Instruction::with2(Mov_rm64_r64, gs(l.spill_tmp), RCX));
-        }
+        self.blocks_prologue(insn, a.src == MoveSide::Memory);
         // eax = the index of operand `n` (1-based), lane `lane`.
         let index = |t: &mut Self, n: u8, lane: u32| {
-            if n == 3 && a.src == MoveSide::Memory {
-                t.asm(Instruction::with2(Mov_r64_rm64, RAX, gs(l.spill_tmp)));
-                t.e.shadow_address_of_rax(l.shadow_mask);
-                t.asm(Instruction::with2(
-                    Mov_r32_rm32,
-                    EAX,
-                    at(RAX, i64::from(8 * lane)),
-                ));
+            let side = if n == 3 && a.src == MoveSide::Memory {
+                MoveSide::Memory
             } else {
                 let r = regs[usize::from(n - 1)];
-                let off = shadowmem::RegFile::vec_offset(r.number(), 0) as u32;
-                t.asm(Instruction::with2(
-                    Mov_r32_rm32,
-                    EAX,
-                    gs(sr + off + 8 * lane),
-                ));
-            }
+                MoveSide::Register(shadowmem::RegFile::vec_offset(r.number(), 0) as u32)
+            };
+            t.lane_index_to_eax(side, 8 * lane);
         };
         // rax = the bits of operand `n`, lane `lane`.
         let value = |t: &mut Self, n: u8, lane: u32| {
@@ -1657,14 +1648,7 @@ impl<'a> Translator<'a> {
         let [na, nb, nc] = form.order;
         let mut slow = Vec::new();
         // Room for two blocks per lane, every operand older than `next`.
-        self.asm(Instruction::with2(Mov_r64_rm64, RDX, gs(tape_next)));
-        self.asm(Instruction::with2(
-            Lea_r64_m,
-            RAX,
-            at(RDX, i64::from(2 * lanes)),
-        ));
-        self.asm(Instruction::with2(Cmp_r64_rm64, RAX, gs(tape_end)));
-        let no_room = self.e.jcc_rel32_placeholder(0x7); // ja
+        let no_room = self.room_for(2 * lanes);
         let operands_below_rdx = |t: &mut Self, slow: &mut Vec<usize>| {
             for lane in 0..lanes {
                 for n in 1..=3 {
@@ -1697,11 +1681,7 @@ impl<'a> Translator<'a> {
             index(self, nc, lane);
             self.asm(Instruction::with2(Or_r64_rm64, RCX, RAX));
             let passive = self.e.jcc_rel32_placeholder(0x4); // jz
-            self.asm(Instruction::with2(Mov_r64_rm64, RDX, gs(tape_next)));
-            self.asm(Instruction::with2(Mov_r64_rm64, RCX, RDX));
-            self.asm(Instruction::with2(Sub_r64_rm64, RCX, gs(tape_base)));
-            self.asm(Instruction::with2(Shl_rm64_imm8, RCX, 5u32));
-            self.asm(Instruction::with2(Add_r64_rm64, RCX, gs(tape_buf)));
+            self.next_block_address();
             // The product: {a: b, b: a}.
             index(self, na, lane);
             self.asm(Instruction::with2(Mov_rm64_r64, at(RCX, 0), RAX));
@@ -1746,30 +1726,13 @@ impl<'a> Translator<'a> {
             self.e.zero_gs(sr + dst + z, 8);
             z += 8;
         }
-        self.e.load_gs(Gpr::RDX, l.spill_rdx);
-        self.e.load_gs(Gpr::RCX, l.spill_rcx);
-        self.e.load_gs(Gpr::RAX, l.spill_rax);
-        let to_insn = self.e.jmp_rel32_placeholder();
         // No room in the chunk: all-passive lanes still need no block.
-        let here = self.e.offset();
-        self.e.bind_rel32(no_room, here);
-        self.asm(Instruction::with2(Mov_r32_imm32, EDX, 1u32));
-        operands_below_rdx(self, &mut slow);
-        for lane in 0..lanes {
-            self.e.zero_gs(sr + dst + 8 * lane, 8);
-        }
-        let to_tail = self.e.jmp_rel32_placeholder();
-        self.e.bind_rel32(to_tail, tail);
-        let here = self.e.offset();
-        for j in slow {
-            self.e.bind_rel32(j, here);
-        }
-        self.e.load_gs(Gpr::RDX, l.spill_rdx);
-        self.e.load_gs(Gpr::RCX, l.spill_rcx);
-        self.e.load_gs(Gpr::RAX, l.spill_rax);
-        self.instrument_call(insn);
-        let here = self.e.offset();
-        self.e.bind_rel32(to_insn, here);
+        self.blocks_epilogue(insn, no_room, tail, slow, |t, slow| {
+            operands_below_rdx(t, slow);
+            for lane in 0..lanes {
+                t.e.zero_gs(sr + dst + 8 * lane, 8);
+            }
+        });
         Ok(())
     }
 

@@ -66,15 +66,20 @@ struct Recorded {
     _scratch: ScratchDir,
 }
 
-fn record(name: &str, args: &[&str], compiler: Compiler, opt: OptLevel) -> Recorded {
+/// `record/NAME.c` built with `compiler` at `opt`.
+fn build(name: &str, compiler: Compiler, opt: OptLevel) -> std::path::PathBuf {
     let include: OsString = format!("-I{}", workspace_root().join("include").display()).into();
-    let exe = build_program_at(
+    build_program_at(
         &programs_dir().join(format!("record/{name}.c")),
         compiler,
         opt,
         &[include],
         &["-lm".into()],
-    );
+    )
+}
+
+fn record(name: &str, args: &[&str], compiler: Compiler, opt: OptLevel) -> Recorded {
+    let exe = build(name, compiler, opt);
     let inv = Invocation::new(&exe).args(args);
     let native = run_native(&inv, None);
     native.assert_completed(&inv, name, 0);
@@ -176,14 +181,7 @@ fn a_byte_mask_that_takes_a_double_apart_is_reported() {
 /// `dg-input-dots` (as `check`'s forward sweep) and compares the outputs'
 /// tangents with the Jacobian the program printed, times the seeds.
 fn check_dot(name: &str, compiler: Compiler, opt: OptLevel) {
-    let include: OsString = format!("-I{}", workspace_root().join("include").display()).into();
-    let exe = build_program_at(
-        &programs_dir().join(format!("record/{name}.c")),
-        compiler,
-        opt,
-        &[include],
-        &["-lm".into()],
-    );
+    let exe = build(name, compiler, opt);
     let inv = Invocation::new(&exe);
     let native = run_native(&inv, None);
     let text = native.stdout_text();
