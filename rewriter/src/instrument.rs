@@ -392,6 +392,43 @@ pub fn record_plan(insn: &Instruction, flags_free: bool) -> Plan {
     Plan::Runtime
 }
 
+/// Inline recording for the square roots of doubles: `sqrtsd`/`sqrtpd`
+/// (legacy, two operands), `vsqrtsd` (three), `vsqrtpd` (two, xmm or ymm).
+fn inline_sqrt(insn: &Instruction, shape: Shape, flags_free: bool) -> Option<Plan> {
+    let scalar = shape == Shape::Scalar;
+    let vex = match (insn.encoding(), insn.op_count(), scalar) {
+        (EncodingKind::Legacy, 2, _) => false,
+        (EncodingKind::VEX, 3, true) | (EncodingKind::VEX, 2, false) => true,
+        _ => return None,
+    };
+    let dst = insn.op0_register();
+    if !flags_free || insn.op0_kind() != OpKind::Register || !(dst.is_xmm() || dst.is_ymm()) {
+        return None;
+    }
+    let last = insn.op_count() - 1;
+    let src = match insn.op_kind(last) {
+        OpKind::Register => {
+            MoveSide::Register(RegFile::vec_offset(insn.op_register(last).number(), 0) as u32)
+        }
+        OpKind::Memory if insn.segment_prefix() == Register::None => MoveSide::Memory,
+        _ => return None,
+    };
+    Some(Plan::Arithmetic(Arithmetic {
+        op: FpOp::Sqrt,
+        lanes: if scalar { 1 } else { (dst.size() / 8) as u8 },
+        dst: RegFile::vec_offset(dst.number(), 0) as u32,
+        // A VEX scalar form's upper lane comes from its first source.
+        src1: if vex && scalar {
+            insn.op1_register()
+        } else {
+            dst
+        },
+        src,
+        vex,
+        float: false,
+    }))
+}
+
 /// Record mode's scalar conversions between float and double (legacy
 /// `cvtss2sd`, `cvtsd2ss`): the value keeps its index — a float's shadow is
 /// its 4-byte index, a double's the index and 4 zero bytes — so the shadow
@@ -611,6 +648,11 @@ fn specific_plan(insn: &Instruction, flags_free: bool) -> Plan {
                 clears: Vec::new(),
             }
         }
+        Some(Semantics::FpArith {
+            op: FpOp::Sqrt,
+            elem: Elem::F64,
+            shape,
+        }) => inline_sqrt(insn, shape, flags_free).unwrap_or(Plan::Runtime),
         Some(Semantics::FpArith {
             op,
             elem: Elem::F64,

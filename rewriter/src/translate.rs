@@ -1061,6 +1061,9 @@ impl<'a> Translator<'a> {
         if a.float {
             return self.record_float_arithmetic(insn, a);
         }
+        if a.op == crate::semantics::FpOp::Sqrt {
+            return self.record_sqrt(insn, a);
+        }
         let Arithmetic {
             op,
             lanes,
@@ -1597,6 +1600,121 @@ impl<'a> Translator<'a> {
             }
             for lane in 0..lanes {
                 t.e.zero_gs(sr + a.dst + 4 * lane, 4);
+            }
+        });
+        Ok(())
+    }
+
+    /// [`Plan::Arithmetic`] for the square roots of doubles (`sqrtsd/pd`,
+    /// legacy and VEX): one block per lane `{a: 0.5/√a}`, the partial the
+    /// runtime's rule computes, in two borrowed xmm registers under the
+    /// default MXCSR (the program's saved around them). The operand is the
+    /// last one; a legacy scalar form keeps its destination's upper lane, a
+    /// VEX scalar form takes it from its first source. Needs dead flags.
+    fn record_sqrt(&mut self, insn: &Instruction, a: Arithmetic) -> Result<(), TranslateError> {
+        use iced_x86::Code::*;
+        use Register::*;
+        let l = *self.layout;
+        let sr = l.shadow_regs;
+        let gs = gs_operand;
+        let at = |base: Register, disp: i64| MemoryOperand::with_base_displ(base, disp);
+        let tape_next = l.tool_area + 16;
+        let lanes = u32::from(a.lanes);
+        let last = insn.op_register(insn.op_count() - 1);
+        let a_sh = shadowmem::RegFile::vec_offset(a.src1.number(), 0) as u32;
+        let vex_scalar = a.vex && lanes == 1;
+        self.blocks_prologue(insn, a.src == MoveSide::Memory);
+        let mut slow = Vec::new();
+        let no_room = self.room_for(lanes);
+        let operand_below_rdx = |t: &mut Self, slow: &mut Vec<usize>| {
+            for lane in 0..lanes {
+                t.lane_index_to_eax(a.src, 8 * lane);
+                t.asm(Instruction::with2(Cmp_r64_rm64, RAX, RDX));
+                slow.push(t.e.jcc_rel32_placeholder(0x3)); // jae
+            }
+        };
+        operand_below_rdx(self, &mut slow);
+        // A VEX scalar form's upper lane comes from its first source, which
+        // may be the destination: saved before the commit.
+        let save_upper = |t: &mut Self| {
+            if vex_scalar {
+                t.asm(Instruction::with2(Mov_r64_rm64, RAX, gs(sr + a_sh + 8)));
+                t.asm(Instruction::with2(Mov_rm64_r64, gs(l.spill_tmp + 8), RAX));
+            }
+        };
+        save_upper(self);
+        let used: Vec<u32> = (0..insn.op_count())
+            .filter(|&i| insn.op_kind(i) == OpKind::Register)
+            .map(|i| insn.op_register(i).number() as u32)
+            .collect();
+        let mut free = (0..16u32).rev().filter(|n| !used.contains(n));
+        let (t0, t1) = (XMM0 + free.next().unwrap(), XMM0 + free.next().unwrap());
+        self.asm(Instruction::with2(Movdqu_xmmm128_xmm, gs(l.vec_tmp), t0));
+        self.asm(Instruction::with2(
+            Movdqu_xmmm128_xmm,
+            gs(l.vec_tmp + 16),
+            t1,
+        ));
+        self.asm(Instruction::with1(Stmxcsr_m32, gs(l.vec_tmp + 36)));
+        self.asm(Instruction::with2(
+            Mov_rm32_imm32,
+            gs(l.vec_tmp + 32),
+            0x1f80u32,
+        ));
+        self.asm(Instruction::with1(Ldmxcsr_m32, gs(l.vec_tmp + 32)));
+        for lane in 0..lanes {
+            let lane_sh = sr + a.dst + 8 * lane;
+            self.next_block_address();
+            self.lane_index_to_eax(a.src, 8 * lane);
+            self.asm(Instruction::with2(Mov_rm64_r64, at(RCX, 0), RAX));
+            self.asm(Instruction::with2(Test_rm32_r32, EAX, EAX));
+            let passive = self.e.jcc_rel32_placeholder(0x4); // jz
+            self.asm(Instruction::with2(Mov_rm64_imm32, at(RCX, 8), 0u32));
+            self.asm(Instruction::with2(Mov_rm64_imm32, at(RCX, 24), 0u32));
+            if a.src == MoveSide::Memory {
+                self.lane_value_to_rax(MoveSide::Memory, RAX, lane, a.vex);
+            } else {
+                self.lane_value_to_rax(MoveSide::Register(0), last, lane, a.vex);
+            }
+            self.asm(Instruction::with2(Mov_rm64_r64, at(RCX, 16), RAX));
+            self.asm(Instruction::with2(Sqrtsd_xmm_xmmm64, t1, at(RCX, 16)));
+            self.asm(Instruction::with2(Mov_r64_imm64, RAX, 0.5f64.to_bits()));
+            self.asm(Instruction::with2(Movq_xmm_rm64, t0, RAX));
+            self.asm(Instruction::with2(Divsd_xmm_xmmm64, t0, t1));
+            self.asm(Instruction::with2(Movsd_xmmm64_xmm, at(RCX, 16), t0));
+            self.asm(Instruction::with2(Mov_rm64_r64, gs(lane_sh), RDX));
+            self.asm(Instruction::with2(Add_rm64_imm8, gs(tape_next), 1u32));
+            let done = self.e.jmp_rel32_placeholder();
+            let here = self.e.offset();
+            self.e.bind_rel32(passive, here);
+            self.e.zero_gs(lane_sh, 8);
+            let here = self.e.offset();
+            self.e.bind_rel32(done, here);
+        }
+        self.asm(Instruction::with1(Ldmxcsr_m32, gs(l.vec_tmp + 36)));
+        self.asm(Instruction::with2(Movdqu_xmm_xmmm128, t0, gs(l.vec_tmp)));
+        self.asm(Instruction::with2(
+            Movdqu_xmm_xmmm128,
+            t1,
+            gs(l.vec_tmp + 16),
+        ));
+        let tail = self.e.offset();
+        if a.vex {
+            if vex_scalar {
+                self.asm(Instruction::with2(Mov_r64_rm64, RAX, gs(l.spill_tmp + 8)));
+                self.asm(Instruction::with2(Mov_rm64_r64, gs(sr + a.dst + 8), RAX));
+            }
+            let mut z = if lanes == 1 { 16 } else { 8 * lanes };
+            while z < 64 {
+                self.e.zero_gs(sr + a.dst + z, 8);
+                z += 8;
+            }
+        }
+        self.blocks_epilogue(insn, no_room, tail, slow, |t, slow| {
+            operand_below_rdx(t, slow);
+            save_upper(t);
+            for lane in 0..lanes {
+                t.e.zero_gs(sr + a.dst + 8 * lane, 8);
             }
         });
         Ok(())
