@@ -1145,26 +1145,8 @@ impl<'a> Translator<'a> {
         // rule does: the program's rounding mode, exception masks and
         // sticky flags are saved around it and stay its own.
         let div_temps = (op == FpOp::Div).then(|| {
-            let used: Vec<u32> = (0..insn.op_count())
-                .filter(|&i| insn.op_kind(i) == OpKind::Register)
-                .map(|i| insn.op_register(i).number() as u32)
-                .collect();
-            let mut free = (0..16u32).rev().filter(|n| !used.contains(n));
-            let (t0, t1) = (XMM0 + free.next().unwrap(), XMM0 + free.next().unwrap());
-            self.asm(Instruction::with2(Movdqu_xmmm128_xmm, gs(l.vec_tmp), t0));
-            self.asm(Instruction::with2(
-                Movdqu_xmmm128_xmm,
-                gs(l.vec_tmp + 16),
-                t1,
-            ));
-            self.asm(Instruction::with1(Stmxcsr_m32, gs(l.vec_tmp + 36)));
-            self.asm(Instruction::with2(
-                Mov_rm32_imm32,
-                gs(l.vec_tmp + 32),
-                0x1f80u32,
-            ));
-            self.asm(Instruction::with1(Ldmxcsr_m32, gs(l.vec_tmp + 32)));
-            (t0, t1)
+            let t = self.borrow_xmm_default_mxcsr(insn, 2);
+            (t[0], t[1])
         });
         for lane in 0..u32::from(lanes) {
             let lane_sh = sr + dst + 8 * lane;
@@ -1267,13 +1249,7 @@ impl<'a> Translator<'a> {
             self.e.bind_rel32(done, here);
         }
         if let Some((t0, t1)) = div_temps {
-            self.asm(Instruction::with1(Ldmxcsr_m32, gs(l.vec_tmp + 36)));
-            self.asm(Instruction::with2(Movdqu_xmm_xmmm128, t0, gs(l.vec_tmp)));
-            self.asm(Instruction::with2(
-                Movdqu_xmm_xmmm128,
-                t1,
-                gs(l.vec_tmp + 16),
-            ));
+            self.give_back_xmm_mxcsr(&[t0, t1]);
         }
         let tail = self.e.offset();
         if vex {
@@ -1327,6 +1303,56 @@ impl<'a> Translator<'a> {
                     MemoryOperand::with_base_displ(RAX, i64::from(offset)),
                 ));
             }
+        }
+    }
+
+    /// Borrows `count` (1 or 2) xmm registers the instruction does not name,
+    /// from xmm15 down, saving them in `vec_tmp`, and switches to the
+    /// default MXCSR (round to nearest, exceptions masked, no DAZ/FTZ),
+    /// saving the program's: partials computed inline round as the
+    /// runtime's rules do and leave the program's sticky flags alone.
+    /// [`Self::give_back_xmm_mxcsr`] undoes it.
+    fn borrow_xmm_default_mxcsr(&mut self, insn: &Instruction, count: usize) -> Vec<Register> {
+        use iced_x86::Code::*;
+        let l = *self.layout;
+        let used: Vec<u32> = (0..insn.op_count())
+            .filter(|&i| insn.op_kind(i) == OpKind::Register)
+            .map(|i| insn.op_register(i).number() as u32)
+            .collect();
+        let temps: Vec<Register> = (0..16u32)
+            .rev()
+            .filter(|n| !used.contains(n))
+            .take(count)
+            .map(|n| Register::XMM0 + n)
+            .collect();
+        for (k, &t) in temps.iter().enumerate() {
+            self.asm(Instruction::with2(
+                Movdqu_xmmm128_xmm,
+                gs_operand(l.vec_tmp + 16 * k as u32),
+                t,
+            ));
+        }
+        self.asm(Instruction::with1(Stmxcsr_m32, gs_operand(l.vec_tmp + 36)));
+        self.asm(Instruction::with2(
+            Mov_rm32_imm32,
+            gs_operand(l.vec_tmp + 32),
+            0x1f80u32,
+        ));
+        self.asm(Instruction::with1(Ldmxcsr_m32, gs_operand(l.vec_tmp + 32)));
+        temps
+    }
+
+    /// The program's MXCSR and the borrowed registers back.
+    fn give_back_xmm_mxcsr(&mut self, temps: &[Register]) {
+        use iced_x86::Code::*;
+        let l = *self.layout;
+        self.asm(Instruction::with1(Ldmxcsr_m32, gs_operand(l.vec_tmp + 36)));
+        for (k, &t) in temps.iter().enumerate() {
+            self.asm(Instruction::with2(
+                Movdqu_xmm_xmmm128,
+                t,
+                gs_operand(l.vec_tmp + 16 * k as u32),
+            ));
         }
     }
 
@@ -1516,22 +1542,7 @@ impl<'a> Translator<'a> {
             self.asm(Instruction::with2(Mov_r64_rm64, RAX, gs(sr + a_sh + 8)));
             self.asm(Instruction::with2(Mov_rm64_r64, gs(l.lane_tmp), RAX));
         }
-        let widen = (a.op == FpOp::Mul).then(|| {
-            let used: Vec<u32> = (0..insn.op_count())
-                .filter(|&i| insn.op_kind(i) == OpKind::Register)
-                .map(|i| insn.op_register(i).number() as u32)
-                .collect();
-            let t = XMM0 + (0..16u32).rev().find(|n| !used.contains(n)).unwrap();
-            self.asm(Instruction::with2(Movdqu_xmmm128_xmm, gs(l.vec_tmp), t));
-            self.asm(Instruction::with1(Stmxcsr_m32, gs(l.vec_tmp + 36)));
-            self.asm(Instruction::with2(
-                Mov_rm32_imm32,
-                gs(l.vec_tmp + 32),
-                0x1f80u32,
-            ));
-            self.asm(Instruction::with1(Ldmxcsr_m32, gs(l.vec_tmp + 32)));
-            t
-        });
+        let widen = (a.op == FpOp::Mul).then(|| self.borrow_xmm_default_mxcsr(insn, 1)[0]);
         for lane in 0..lanes {
             let lane_sh = sr + a.dst + 4 * lane;
             self.next_block_address();
@@ -1570,8 +1581,7 @@ impl<'a> Translator<'a> {
             self.e.bind_rel32(done, here);
         }
         if let Some(t) = widen {
-            self.asm(Instruction::with1(Ldmxcsr_m32, gs(l.vec_tmp + 36)));
-            self.asm(Instruction::with2(Movdqu_xmm_xmmm128, t, gs(l.vec_tmp)));
+            self.give_back_xmm_mxcsr(&[t]);
         }
         let tail = self.e.offset();
         if a.vex {
@@ -1643,25 +1653,8 @@ impl<'a> Translator<'a> {
             }
         };
         save_upper(self);
-        let used: Vec<u32> = (0..insn.op_count())
-            .filter(|&i| insn.op_kind(i) == OpKind::Register)
-            .map(|i| insn.op_register(i).number() as u32)
-            .collect();
-        let mut free = (0..16u32).rev().filter(|n| !used.contains(n));
-        let (t0, t1) = (XMM0 + free.next().unwrap(), XMM0 + free.next().unwrap());
-        self.asm(Instruction::with2(Movdqu_xmmm128_xmm, gs(l.vec_tmp), t0));
-        self.asm(Instruction::with2(
-            Movdqu_xmmm128_xmm,
-            gs(l.vec_tmp + 16),
-            t1,
-        ));
-        self.asm(Instruction::with1(Stmxcsr_m32, gs(l.vec_tmp + 36)));
-        self.asm(Instruction::with2(
-            Mov_rm32_imm32,
-            gs(l.vec_tmp + 32),
-            0x1f80u32,
-        ));
-        self.asm(Instruction::with1(Ldmxcsr_m32, gs(l.vec_tmp + 32)));
+        let temps = self.borrow_xmm_default_mxcsr(insn, 2);
+        let (t0, t1) = (temps[0], temps[1]);
         for lane in 0..lanes {
             let lane_sh = sr + a.dst + 8 * lane;
             self.next_block_address();
@@ -1691,13 +1684,7 @@ impl<'a> Translator<'a> {
             let here = self.e.offset();
             self.e.bind_rel32(done, here);
         }
-        self.asm(Instruction::with1(Ldmxcsr_m32, gs(l.vec_tmp + 36)));
-        self.asm(Instruction::with2(Movdqu_xmm_xmmm128, t0, gs(l.vec_tmp)));
-        self.asm(Instruction::with2(
-            Movdqu_xmm_xmmm128,
-            t1,
-            gs(l.vec_tmp + 16),
-        ));
+        self.give_back_xmm_mxcsr(&temps);
         let tail = self.e.offset();
         if a.vex {
             if vex_scalar {
