@@ -1080,7 +1080,6 @@ impl<'a> Translator<'a> {
         let sr = l.shadow_regs;
         let gs = gs_operand;
         let at = |base: Register, disp: i64| MemoryOperand::with_base_displ(base, disp);
-        let tape_next = l.tool_area + 16;
         self.blocks_prologue(insn, src == MoveSide::Memory);
         // rax = index of source lane `lane` (zero-extended).
         let src_index = |t: &mut Self, lane: u32| t.lane_index_to_eax(src, 8 * lane);
@@ -1235,18 +1234,7 @@ impl<'a> Translator<'a> {
                     }
                 }
             }
-            // The new index (below 2^32) and the zero upper half in one
-            // 8-byte store: later 8-byte loads of this shadow can take it
-            // from the store buffer (a 4-byte index and a 4-byte zero
-            // stall every such load, ~20 cycles on Zen 3).
-            self.asm(Instruction::with2(Mov_rm64_r64, gs(lane_sh), RDX));
-            self.asm(Instruction::with2(Add_rm64_imm8, gs(tape_next), 1u32));
-            let done = self.e.jmp_rel32_placeholder();
-            let here = self.e.offset();
-            self.e.bind_rel32(passive, here);
-            self.e.zero_gs(lane_sh, 8);
-            let here = self.e.offset();
-            self.e.bind_rel32(done, here);
+            self.commit_lane(lane_sh, 8, 1, passive);
         }
         if let Some((t0, t1)) = div_temps {
             self.give_back_xmm_mxcsr(&[t0, t1]);
@@ -1354,6 +1342,44 @@ impl<'a> Translator<'a> {
                 gs_operand(l.vec_tmp + 16 * k as u32),
             ));
         }
+    }
+
+    /// The end of a lane's commit: the result's index (`rdx`, the lane's
+    /// first block, plus `blocks - 1`) into the lane's shadow — 8 bytes, a
+    /// double's index and its zero upper half in one store, or a float's
+    /// 4 — and the next index advanced by `blocks`; the all-passive path
+    /// (`passive`, to bind) zeroes the lane's shadow instead.
+    fn commit_lane(&mut self, lane_sh: u32, width: u8, blocks: u32, passive: usize) {
+        use iced_x86::Code::*;
+        use Register::*;
+        let l = *self.layout;
+        if blocks > 1 {
+            self.asm(Instruction::with2(
+                Lea_r64_m,
+                RAX,
+                MemoryOperand::with_base_displ(RDX, i64::from(blocks - 1)),
+            ));
+            self.asm(Instruction::with2(Mov_rm64_r64, gs_operand(lane_sh), RAX));
+        } else if width == 8 {
+            // The new index (below 2^32) and the zero upper half in one
+            // 8-byte store: later 8-byte loads of this shadow can take it
+            // from the store buffer (a 4-byte index and a 4-byte zero
+            // stall every such load, ~20 cycles on Zen 3).
+            self.asm(Instruction::with2(Mov_rm64_r64, gs_operand(lane_sh), RDX));
+        } else {
+            self.asm(Instruction::with2(Mov_rm32_r32, gs_operand(lane_sh), EDX));
+        }
+        self.asm(Instruction::with2(
+            Add_rm64_imm8,
+            gs_operand(l.tool_area + 16),
+            blocks,
+        ));
+        let done = self.e.jmp_rel32_placeholder();
+        let here = self.e.offset();
+        self.e.bind_rel32(passive, here);
+        self.e.zero_gs(lane_sh, width);
+        let here = self.e.offset();
+        self.e.bind_rel32(done, here);
     }
 
     /// The start of inline block writing: `rax`, `rcx` and `rdx` in their
@@ -1469,7 +1495,6 @@ impl<'a> Translator<'a> {
         let sr = l.shadow_regs;
         let gs = gs_operand;
         let at = |base: Register, disp: i64| MemoryOperand::with_base_displ(base, disp);
-        let tape_next = l.tool_area + 16;
         let lanes = u32::from(a.lanes);
         let last = insn.op_register(insn.op_count() - 1);
         let a_sh = shadowmem::RegFile::vec_offset(a.src1.number(), 0) as u32;
@@ -1571,14 +1596,7 @@ impl<'a> Translator<'a> {
                     self.asm(Instruction::with2(Mov_rm64_r64, at(RCX, 24), RAX));
                 }
             }
-            self.asm(Instruction::with2(Mov_rm32_r32, gs(lane_sh), EDX));
-            self.asm(Instruction::with2(Add_rm64_imm8, gs(tape_next), 1u32));
-            let done = self.e.jmp_rel32_placeholder();
-            let here = self.e.offset();
-            self.e.bind_rel32(passive, here);
-            self.e.zero_gs(lane_sh, 4);
-            let here = self.e.offset();
-            self.e.bind_rel32(done, here);
+            self.commit_lane(lane_sh, 4, 1, passive);
         }
         if let Some(t) = widen {
             self.give_back_xmm_mxcsr(&[t]);
@@ -1628,7 +1646,6 @@ impl<'a> Translator<'a> {
         let sr = l.shadow_regs;
         let gs = gs_operand;
         let at = |base: Register, disp: i64| MemoryOperand::with_base_displ(base, disp);
-        let tape_next = l.tool_area + 16;
         let lanes = u32::from(a.lanes);
         let last = insn.op_register(insn.op_count() - 1);
         let a_sh = shadowmem::RegFile::vec_offset(a.src1.number(), 0) as u32;
@@ -1675,14 +1692,7 @@ impl<'a> Translator<'a> {
             self.asm(Instruction::with2(Movq_xmm_rm64, t0, RAX));
             self.asm(Instruction::with2(Divsd_xmm_xmmm64, t0, t1));
             self.asm(Instruction::with2(Movsd_xmmm64_xmm, at(RCX, 16), t0));
-            self.asm(Instruction::with2(Mov_rm64_r64, gs(lane_sh), RDX));
-            self.asm(Instruction::with2(Add_rm64_imm8, gs(tape_next), 1u32));
-            let done = self.e.jmp_rel32_placeholder();
-            let here = self.e.offset();
-            self.e.bind_rel32(passive, here);
-            self.e.zero_gs(lane_sh, 8);
-            let here = self.e.offset();
-            self.e.bind_rel32(done, here);
+            self.commit_lane(lane_sh, 8, 1, passive);
         }
         self.give_back_xmm_mxcsr(&temps);
         let tail = self.e.offset();
@@ -1726,9 +1736,7 @@ impl<'a> Translator<'a> {
         use Register::*;
         let l = *self.layout;
         let sr = l.shadow_regs;
-        let gs = gs_operand;
         let at = |base: Register, disp: i64| MemoryOperand::with_base_displ(base, disp);
-        let tape_next = l.tool_area + 16;
         let lanes = u32::from(a.lanes);
         let regs = [insn.op0_register(), a.src1, insn.op_register(2)];
         self.blocks_prologue(insn, a.src == MoveSide::Memory);
@@ -1811,16 +1819,8 @@ impl<'a> Translator<'a> {
                 self.asm(Instruction::with2(Mov_r64_imm64, RAX, (-1.0f64).to_bits()));
             }
             self.asm(Instruction::with2(Mov_rm64_r64, at(RCX, 56), RAX));
-            // The sum's index (below 2^32) and a zero upper half: one store.
-            self.asm(Instruction::with2(Lea_r64_m, RAX, at(RDX, 1)));
-            self.asm(Instruction::with2(Mov_rm64_r64, gs(lane_sh), RAX));
-            self.asm(Instruction::with2(Add_rm64_imm8, gs(tape_next), 2u32));
-            let done = self.e.jmp_rel32_placeholder();
-            let here = self.e.offset();
-            self.e.bind_rel32(passive, here);
-            self.e.zero_gs(lane_sh, 8);
-            let here = self.e.offset();
-            self.e.bind_rel32(done, here);
+            // The sum's index: the lane's second block.
+            self.commit_lane(lane_sh, 8, 2, passive);
         }
         // VEX: zero above the vector length (a scalar form keeps bytes
         // 8..16 of its destination, which is its first operand).
