@@ -662,16 +662,22 @@ fn specific_plan(insn: &Instruction, flags_free: bool) -> Plan {
             op: op @ (FpOp::Add | FpOp::Sub | FpOp::Mul),
             elem: Elem::F32,
             shape,
-        }) if insn.op0_register().is_xmm() => inline_arithmetic(insn, op, shape, flags_free)
-            .map(|p| match p {
-                Plan::Arithmetic(a) => Plan::Arithmetic(Arithmetic {
-                    float: true,
-                    lanes: if shape == Shape::Scalar { 1 } else { 4 },
-                    ..a
-                }),
-                p => p,
-            })
-            .unwrap_or(Plan::Runtime),
+        }) if insn.op0_register().is_xmm() || insn.op0_register().is_ymm() => {
+            inline_arithmetic(insn, op, shape, flags_free)
+                .map(|p| match p {
+                    Plan::Arithmetic(a) => Plan::Arithmetic(Arithmetic {
+                        float: true,
+                        lanes: if shape == Shape::Scalar {
+                            1
+                        } else {
+                            (insn.op0_register().size() / 4) as u8
+                        },
+                        ..a
+                    }),
+                    p => p,
+                })
+                .unwrap_or(Plan::Runtime)
+        }
         Some(Semantics::FpConvert { .. }) => index_conversion(insn, flags_free)
             .or_else(|| all_passive(insn, !flags_free))
             .unwrap_or(Plan::Runtime),

@@ -1477,7 +1477,7 @@ impl<'a> Translator<'a> {
     }
 
     /// [`Plan::Arithmetic`] for floats (`add/sub/mul ss/ps` in xmm, legacy
-    /// and VEX): one block per 4-byte lane as for doubles — `{a: 1, b: ±1}`,
+    /// and VEX, and in ymm): one block per 4-byte lane as for doubles — `{a: 1, b: ±1}`,
     /// or `{a: b, b: a}` with the values widened to doubles (`cvtss2sd` in a
     /// borrowed xmm register under the default MXCSR, the program's saved
     /// around it, as the runtime's rule widens them) — and the new index in
@@ -1524,10 +1524,23 @@ impl<'a> Translator<'a> {
             }
             let r = if second { last } else { a.src1 };
             let x = XMM0 + r.number() as u32;
-            if lane == 0 {
-                t.asm(Instruction::with2(Movd_rm32_xmm, EAX, x));
-            } else {
-                t.asm(Instruction::with3(Extractps_rm32_xmm_imm8, EAX, x, lane));
+            match lane {
+                0 => t.asm(Instruction::with2(Movd_rm32_xmm, EAX, x)),
+                1..=3 => t.asm(Instruction::with3(Extractps_rm32_xmm_imm8, EAX, x, lane)),
+                // The upper half of a ymm register through the lane area.
+                _ => {
+                    t.asm(Instruction::with3(
+                        VEX_Vextractf128_xmmm128_ymm_imm8,
+                        gs(l.lane_tmp),
+                        YMM0 + r.number() as u32,
+                        1u32,
+                    ));
+                    t.asm(Instruction::with2(
+                        Mov_r32_rm32,
+                        EAX,
+                        gs(l.lane_tmp + 4 * (lane - 4)),
+                    ));
+                }
             }
         };
         let mut slow = Vec::new();
@@ -1611,7 +1624,7 @@ impl<'a> Translator<'a> {
                 self.asm(Instruction::with2(Mov_r64_rm64, RAX, gs(l.lane_tmp)));
                 self.asm(Instruction::with2(Mov_rm64_r64, gs(sr + a.dst + 8), RAX));
             }
-            let mut z = 16;
+            let mut z = (4 * lanes).max(16);
             while z < 64 {
                 self.e.zero_gs(sr + a.dst + z, 8);
                 z += 8;
