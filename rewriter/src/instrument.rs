@@ -659,7 +659,7 @@ fn specific_plan(insn: &Instruction, flags_free: bool) -> Plan {
             shape,
         }) => inline_arithmetic(insn, op, shape, flags_free).unwrap_or(Plan::Runtime),
         Some(Semantics::FpArith {
-            op: op @ (FpOp::Add | FpOp::Sub | FpOp::Mul),
+            op: op @ (FpOp::Add | FpOp::Sub | FpOp::Mul | FpOp::Fma(_)),
             elem: Elem::F32,
             shape,
         }) if insn.op0_register().is_xmm() || insn.op0_register().is_ymm() => {

@@ -1265,6 +1265,61 @@ impl<'a> Translator<'a> {
         Ok(())
     }
 
+    /// `eax` = the bits of float lane `lane` of vector register `reg`, or
+    /// with `memory` of the memory operand whose address is in `spill_tmp`
+    /// (`rax` clobbered; lanes 4–7 of a ymm register go through
+    /// `lane_tmp`).
+    fn float_lane_to_eax(&mut self, memory: bool, reg: Register, lane: u32) {
+        use iced_x86::Code::*;
+        use Register::*;
+        let l = *self.layout;
+        if memory {
+            self.asm(Instruction::with2(
+                Mov_r64_rm64,
+                RAX,
+                gs_operand(l.spill_tmp),
+            ));
+            self.asm(Instruction::with2(
+                Mov_r32_rm32,
+                EAX,
+                MemoryOperand::with_base_displ(RAX, i64::from(4 * lane)),
+            ));
+            return;
+        }
+        let x = XMM0 + reg.number() as u32;
+        match lane {
+            0 => self.asm(Instruction::with2(Movd_rm32_xmm, EAX, x)),
+            1..=3 => self.asm(Instruction::with3(Extractps_rm32_xmm_imm8, EAX, x, lane)),
+            _ => {
+                self.asm(Instruction::with3(
+                    VEX_Vextractf128_xmmm128_ymm_imm8,
+                    gs_operand(l.lane_tmp),
+                    YMM0 + reg.number() as u32,
+                    1u32,
+                ));
+                self.asm(Instruction::with2(
+                    Mov_r32_rm32,
+                    EAX,
+                    gs_operand(l.lane_tmp + 4 * (lane - 4)),
+                ));
+            }
+        }
+    }
+
+    /// Given a float's bits in `eax`: a `jbe rel32` (returned, to be bound
+    /// to the runtime path) taken when its magnitude is in [2^13, 2^25),
+    /// the binades of a float rounding trick's shifters (see
+    /// [`Self::rounding_constant_check`]). Clobbers `eax` and the flags.
+    fn float_rounding_constant_check(&mut self) -> usize {
+        use iced_x86::Code::*;
+        use Register::*;
+        self.asm(Instruction::with2(Shr_rm32_imm8, EAX, 23u32));
+        self.asm(Instruction::with2(And_rm32_imm32, EAX, 0xffu32));
+        self.asm(Instruction::with2(Sub_rm32_imm32, EAX, 140u32));
+        self.asm(Instruction::with2(Cmp_rm32_imm8, EAX, 11u32));
+        self.e.jcc_rel32_placeholder(0x6) // jbe
+    }
+
     /// `eax` = the 4-byte index `offset` bytes into `side`'s shadow: the
     /// shadow register file at its offset, or the shadow of the memory
     /// operand whose address is in `spill_tmp` (`rax` is clobbered).
@@ -1359,7 +1414,11 @@ impl<'a> Translator<'a> {
                 RAX,
                 MemoryOperand::with_base_displ(RDX, i64::from(blocks - 1)),
             ));
-            self.asm(Instruction::with2(Mov_rm64_r64, gs_operand(lane_sh), RAX));
+            if width == 8 {
+                self.asm(Instruction::with2(Mov_rm64_r64, gs_operand(lane_sh), RAX));
+            } else {
+                self.asm(Instruction::with2(Mov_rm32_r32, gs_operand(lane_sh), EAX));
+            }
         } else if width == 8 {
             // The new index (below 2^32) and the zero upper half in one
             // 8-byte store: later 8-byte loads of this shadow can take it
@@ -1513,35 +1572,8 @@ impl<'a> Translator<'a> {
         };
         // eax = the float bits of the first or second source's lane.
         let value = |t: &mut Self, second: bool, lane: u32| {
-            if second && a.src == MoveSide::Memory {
-                t.asm(Instruction::with2(Mov_r64_rm64, RAX, gs(l.spill_tmp)));
-                t.asm(Instruction::with2(
-                    Mov_r32_rm32,
-                    EAX,
-                    at(RAX, i64::from(4 * lane)),
-                ));
-                return;
-            }
-            let r = if second { last } else { a.src1 };
-            let x = XMM0 + r.number() as u32;
-            match lane {
-                0 => t.asm(Instruction::with2(Movd_rm32_xmm, EAX, x)),
-                1..=3 => t.asm(Instruction::with3(Extractps_rm32_xmm_imm8, EAX, x, lane)),
-                // The upper half of a ymm register through the lane area.
-                _ => {
-                    t.asm(Instruction::with3(
-                        VEX_Vextractf128_xmmm128_ymm_imm8,
-                        gs(l.lane_tmp),
-                        YMM0 + r.number() as u32,
-                        1u32,
-                    ));
-                    t.asm(Instruction::with2(
-                        Mov_r32_rm32,
-                        EAX,
-                        gs(l.lane_tmp + 4 * (lane - 4)),
-                    ));
-                }
-            }
+            let memory = second && a.src == MoveSide::Memory;
+            t.float_lane_to_eax(memory, if second { last } else { a.src1 }, lane);
         };
         let mut slow = Vec::new();
         let no_room = self.room_for(lanes);
@@ -1563,11 +1595,7 @@ impl<'a> Translator<'a> {
                     self.asm(Instruction::with2(Test_rm32_r32, EAX, EAX));
                     let active = self.e.jcc_rel32_placeholder(0x5); // jnz
                     value(self, second, lane);
-                    self.asm(Instruction::with2(Shr_rm32_imm8, EAX, 23u32));
-                    self.asm(Instruction::with2(And_rm32_imm32, EAX, 0xffu32));
-                    self.asm(Instruction::with2(Sub_rm32_imm32, EAX, 140u32));
-                    self.asm(Instruction::with2(Cmp_rm32_imm8, EAX, 11u32));
-                    slow.push(self.e.jcc_rel32_placeholder(0x6)); // jbe
+                    slow.push(self.float_rounding_constant_check());
                     let here = self.e.offset();
                     self.e.bind_rel32(active, here);
                 }
@@ -1751,6 +1779,8 @@ impl<'a> Translator<'a> {
         let sr = l.shadow_regs;
         let at = |base: Register, disp: i64| MemoryOperand::with_base_displ(base, disp);
         let lanes = u32::from(a.lanes);
+        // Bytes per lane: a double's or a float's.
+        let w: u8 = if a.float { 4 } else { 8 };
         let regs = [insn.op0_register(), a.src1, insn.op_register(2)];
         self.blocks_prologue(insn, a.src == MoveSide::Memory);
         // eax = the index of operand `n` (1-based), lane `lane`.
@@ -1761,14 +1791,19 @@ impl<'a> Translator<'a> {
                 let r = regs[usize::from(n - 1)];
                 MoveSide::Register(shadowmem::RegFile::vec_offset(r.number(), 0) as u32)
             };
-            t.lane_index_to_eax(side, 8 * lane);
+            t.lane_index_to_eax(side, u32::from(w) * lane);
         };
-        // rax = the bits of operand `n`, lane `lane`.
-        let value = |t: &mut Self, n: u8, lane: u32| {
-            if n == 3 && a.src == MoveSide::Memory {
+        // The bits of operand `n`, lane `lane`: a double's in rax, a
+        // float's in eax.
+        let bits = |t: &mut Self, n: u8, lane: u32| {
+            let memory = n == 3 && a.src == MoveSide::Memory;
+            let r = regs[usize::from(n - 1)];
+            if a.float {
+                t.float_lane_to_eax(memory, r, lane);
+            } else if memory {
                 t.lane_value_to_rax(MoveSide::Memory, RAX, lane, true);
             } else {
-                t.lane_value_to_rax(MoveSide::Register(0), regs[usize::from(n - 1)], lane, true);
+                t.lane_value_to_rax(MoveSide::Register(0), r, lane, true);
             }
         };
         let [na, nb, nc] = form.order;
@@ -1791,15 +1826,32 @@ impl<'a> Translator<'a> {
             index(self, nc, lane);
             self.asm(Instruction::with2(Test_rm32_r32, EAX, EAX));
             let c_active = self.e.jcc_rel32_placeholder(0x5); // jnz
-            value(self, nc, lane);
-            slow.push(self.rounding_constant_check());
+            bits(self, nc, lane);
+            slow.push(if a.float {
+                self.float_rounding_constant_check()
+            } else {
+                self.rounding_constant_check()
+            });
             let here = self.e.offset();
             self.e.bind_rel32(c_active, here);
         }
+        // A float's value is widened to the partial's double in a borrowed
+        // register, as the runtime's rule widens it.
+        let widen = a.float.then(|| self.borrow_xmm_default_mxcsr(insn, 1)[0]);
+        // rax = the double value of operand `n`, lane `lane`.
+        let value = |t: &mut Self, n: u8, lane: u32| {
+            bits(t, n, lane);
+            if let Some(x) = widen {
+                t.asm(Instruction::with2(Movd_xmm_rm32, x, EAX));
+                t.asm(Instruction::with2(Cvtss2sd_xmm_xmmm32, x, x));
+                t.asm(Instruction::with2(Movq_rm64_xmm, RAX, x));
+            }
+        };
         // Commit, lane by lane: rcx = the product's block, rdx its index.
         for lane in 0..lanes {
-            let lane_sh =
-                sr + shadowmem::RegFile::vec_offset(regs[0].number(), 0) as u32 + 8 * lane;
+            let lane_sh = sr
+                + shadowmem::RegFile::vec_offset(regs[0].number(), 0) as u32
+                + u32::from(w) * lane;
             index(self, na, lane);
             self.asm(Instruction::with2(Mov_r64_rm64, RCX, RAX));
             index(self, nb, lane);
@@ -1833,13 +1885,16 @@ impl<'a> Translator<'a> {
             }
             self.asm(Instruction::with2(Mov_rm64_r64, at(RCX, 56), RAX));
             // The sum's index: the lane's second block.
-            self.commit_lane(lane_sh, 8, 2, passive);
+            self.commit_lane(lane_sh, w, 2, passive);
         }
-        // VEX: zero above the vector length (a scalar form keeps bytes
-        // 8..16 of its destination, which is its first operand).
+        if let Some(x) = widen {
+            self.give_back_xmm_mxcsr(&[x]);
+        }
+        // VEX: zero above the vector length (a scalar form keeps the rest
+        // of its destination's xmm, its first operand).
         let tail = self.e.offset();
         let dst = shadowmem::RegFile::vec_offset(regs[0].number(), 0) as u32;
-        let mut z = if lanes == 1 { 16 } else { 8 * lanes };
+        let mut z = (u32::from(w) * lanes).max(16);
         while z < 64 {
             self.e.zero_gs(sr + dst + z, 8);
             z += 8;
@@ -1848,7 +1903,7 @@ impl<'a> Translator<'a> {
         self.blocks_epilogue(insn, no_room, tail, slow, |t, slow| {
             operands_below_rdx(t, slow);
             for lane in 0..lanes {
-                t.e.zero_gs(sr + dst + 8 * lane, 8);
+                t.e.zero_gs(sr + dst + u32::from(w) * lane, w);
             }
         });
         Ok(())
