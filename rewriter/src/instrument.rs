@@ -109,6 +109,21 @@ pub enum Plan {
         /// clear: 4 (bytes), 2 (words), or 0 (no check).
         unit_bits: u8,
     },
+    /// Record mode's VEX scalar conversion between float and double
+    /// (`vcvtss2sd`, `vcvtsd2ss xmm1, xmm2, xmm3/m`): the converted lane keeps
+    /// the source's index (a double's zero-extended), the rest of the xmm
+    /// comes from the first source, and everything above 16 bytes is zero.
+    /// A memory source needs dead flags.
+    ConvertIndex {
+        /// The converted value: a register's shadow, or the memory operand.
+        src: MoveSide,
+        /// The first source's shadow (the rest of the xmm).
+        src1: u32,
+        /// The destination's shadow.
+        dst: u32,
+        /// Float to double (else double to float).
+        widen: bool,
+    },
     /// SSE2 / AVX `add/sub/mul/div sd/pd`, VEX `vfmadd…/vfmsub…/vfnmadd…/
     /// vfnmsub… sd/pd` (two blocks per lane): record one block per lane
     /// inline when the thread's tape chunk has room and every operand index
@@ -436,6 +451,30 @@ fn inline_sqrt(insn: &Instruction, shape: Shape, flags_free: bool) -> Option<Pla
 /// xmm register keeps its shadow. (Dot mode converts the tangent instead.)
 fn index_conversion(insn: &Instruction, flags_free: bool) -> Option<Plan> {
     use iced_x86::Code::*;
+    let reg = |r: Register| RegFile::vec_offset(r.number(), 0) as u32;
+    let last = insn.op_count() - 1;
+    let side = |i: u32| match insn.op_kind(i) {
+        OpKind::Register => Some(MoveSide::Register(reg(insn.op_register(i)))),
+        OpKind::Memory
+            if flags_free
+                && insn.segment_prefix() == Register::None
+                && !insn.memory_index().is_vector_register() =>
+        {
+            Some(MoveSide::Memory)
+        }
+        _ => None,
+    };
+    if matches!(
+        insn.code(),
+        VEX_Vcvtss2sd_xmm_xmm_xmmm32 | VEX_Vcvtsd2ss_xmm_xmm_xmmm64
+    ) {
+        return Some(Plan::ConvertIndex {
+            src: side(last)?,
+            src1: reg(insn.op1_register()),
+            dst: reg(insn.op0_register()),
+            widen: insn.code() == VEX_Vcvtss2sd_xmm_xmm_xmmm32,
+        });
+    }
     let zero = match insn.code() {
         Cvtss2sd_xmm_xmmm32 => 4,
         Cvtsd2ss_xmm_xmmm64 => 0,
@@ -478,7 +517,7 @@ pub fn dot_plan(insn: &Instruction, flags_free: bool) -> Plan {
         Plan::SaveFlags(p) if matches!(*p, Plan::Arithmetic(_)) => Plan::Runtime,
         // A conversion changes a tangent's format: only passive inputs stay
         // inline.
-        Plan::VectorMove { .. } | Plan::SaveFlags(_)
+        Plan::VectorMove { .. } | Plan::ConvertIndex { .. } | Plan::SaveFlags(_)
             if matches!(semantics(insn.code()), Some(Semantics::FpConvert { .. })) =>
         {
             all_passive(insn, !flags_free).unwrap_or(Plan::Runtime)
@@ -1091,6 +1130,7 @@ fn flags_can_be_saved_around(plan: &Plan) -> bool {
             | Plan::Pop { .. }
             | Plan::VectorMove { .. }
             | Plan::MaskedMove { unit_bits: 0, .. }
+            | Plan::ConvertIndex { .. }
     )
 }
 

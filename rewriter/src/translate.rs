@@ -870,6 +870,12 @@ impl<'a> Translator<'a> {
                     self.e.bind_rel32(passive, here);
                 }
             }
+            Plan::ConvertIndex {
+                src,
+                src1,
+                dst,
+                widen,
+            } => self.convert_index(insn, src, src1, dst, widen)?,
             Plan::Arithmetic(a) => self.arithmetic(insn, a)?,
             Plan::DotArithmetic(a) => self.dot_arithmetic(insn, a)?,
             Plan::ShadowShuffle => self.shadow_shuffle(insn)?,
@@ -1947,6 +1953,57 @@ impl<'a> Translator<'a> {
         if let MoveSide::Register(off) = dst {
             self.zero_shadow_bytes(sr + off + u32::from(len), u32::from(zero));
         }
+        self.e.load_gs(Gpr::RDX, l.spill_rdx);
+        self.e.load_gs(Gpr::RAX, l.spill_rax);
+        Ok(())
+    }
+
+    /// [`Plan::ConvertIndex`]: every source read before the destination is
+    /// written (either source may be the destination).
+    fn convert_index(
+        &mut self,
+        insn: &Instruction,
+        src: MoveSide,
+        src1: u32,
+        dst: u32,
+        widen: bool,
+    ) -> Result<(), TranslateError> {
+        use iced_x86::Code::*;
+        use Register::*;
+        let l = *self.layout;
+        let sr = l.shadow_regs;
+        let gs = gs_operand;
+        self.spilled(insn, SPILLS_RAX | SPILLS_RDX);
+        self.e.store_gs(l.spill_rax, Gpr::RAX);
+        self.e.store_gs(l.spill_rdx, Gpr::RDX);
+        // eax = the converted value's index (zero-extended).
+        match src {
+            MoveSide::Register(off) => {
+                self.asm(Instruction::with2(Mov_r32_rm32, EAX, gs(sr + off)))
+            }
+            MoveSide::Memory => {
+                self.shadow_address_in_rax(insn)?;
+                self.asm(Instruction::with2(
+                    Mov_r32_rm32,
+                    EAX,
+                    MemoryOperand::with_base(RAX),
+                ));
+            }
+        }
+        if !widen {
+            // A float's lane: bytes 4..8 come from the first source.
+            self.asm(Instruction::with2(Mov_r32_rm32, EDX, gs(sr + src1 + 4)));
+            self.asm(Instruction::with2(Mov_rm32_r32, gs(sr + dst + 4), EDX));
+        }
+        self.asm(Instruction::with2(Mov_r64_rm64, RDX, gs(sr + src1 + 8)));
+        self.asm(Instruction::with2(Mov_rm64_r64, gs(sr + dst + 8), RDX));
+        if widen {
+            // The double's index and its zero upper half in one store.
+            self.asm(Instruction::with2(Mov_rm64_r64, gs(sr + dst), RAX));
+        } else {
+            self.asm(Instruction::with2(Mov_rm32_r32, gs(sr + dst), EAX));
+        }
+        self.zero_shadow_bytes(sr + dst + 16, 48);
         self.e.load_gs(Gpr::RDX, l.spill_rdx);
         self.e.load_gs(Gpr::RAX, l.spill_rax);
         Ok(())
