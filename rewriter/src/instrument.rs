@@ -407,6 +407,29 @@ pub fn record_plan(insn: &Instruction, flags_free: bool) -> Plan {
     Plan::Runtime
 }
 
+/// Whether `insn`'s memory operand is one inline plans address: no segment
+/// override, no vector index, and dead flags (its shadow address is
+/// computed with `xor` and `lea`).
+fn plain_memory(insn: &Instruction, flags_free: bool) -> bool {
+    flags_free
+        && insn.segment_prefix() == Register::None
+        && !insn.memory_index().is_vector_register()
+}
+
+/// Operand `i` as a side of a shadow move: a vector register's shadow, or
+/// a plain memory operand ([`plain_memory`]).
+fn vector_side(insn: &Instruction, i: u32, flags_free: bool) -> Option<MoveSide> {
+    match insn.op_kind(i) {
+        OpKind::Register => {
+            let r = insn.op_register(i);
+            (r.is_xmm() || r.is_ymm() || r.is_zmm())
+                .then(|| MoveSide::Register(RegFile::vec_offset(r.number(), 0) as u32))
+        }
+        OpKind::Memory if plain_memory(insn, flags_free) => Some(MoveSide::Memory),
+        _ => None,
+    }
+}
+
 /// Inline recording for the square roots of doubles: `sqrtsd`/`sqrtpd`
 /// (legacy, two operands), `vsqrtsd` (three), `vsqrtpd` (two, xmm or ymm).
 fn inline_sqrt(insn: &Instruction, shape: Shape, flags_free: bool) -> Option<Plan> {
@@ -420,14 +443,7 @@ fn inline_sqrt(insn: &Instruction, shape: Shape, flags_free: bool) -> Option<Pla
     if !flags_free || insn.op0_kind() != OpKind::Register || !(dst.is_xmm() || dst.is_ymm()) {
         return None;
     }
-    let last = insn.op_count() - 1;
-    let src = match insn.op_kind(last) {
-        OpKind::Register => {
-            MoveSide::Register(RegFile::vec_offset(insn.op_register(last).number(), 0) as u32)
-        }
-        OpKind::Memory if insn.segment_prefix() == Register::None => MoveSide::Memory,
-        _ => return None,
-    };
+    let src = vector_side(insn, insn.op_count() - 1, flags_free)?;
     Some(Plan::Arithmetic(Arithmetic {
         op: FpOp::Sqrt,
         lanes: if scalar { 1 } else { (dst.size() / 8) as u8 },
@@ -452,18 +468,8 @@ fn inline_sqrt(insn: &Instruction, shape: Shape, flags_free: bool) -> Option<Pla
 fn index_conversion(insn: &Instruction, flags_free: bool) -> Option<Plan> {
     use iced_x86::Code::*;
     let reg = |r: Register| RegFile::vec_offset(r.number(), 0) as u32;
+    let side = |i: u32| vector_side(insn, i, flags_free);
     let last = insn.op_count() - 1;
-    let side = |i: u32| match insn.op_kind(i) {
-        OpKind::Register => Some(MoveSide::Register(reg(insn.op_register(i)))),
-        OpKind::Memory
-            if flags_free
-                && insn.segment_prefix() == Register::None
-                && !insn.memory_index().is_vector_register() =>
-        {
-            Some(MoveSide::Memory)
-        }
-        _ => None,
-    };
     if matches!(
         insn.code(),
         VEX_Vcvtss2sd_xmm_xmm_xmmm32 | VEX_Vcvtsd2ss_xmm_xmm_xmmm64
@@ -480,21 +486,8 @@ fn index_conversion(insn: &Instruction, flags_free: bool) -> Option<Plan> {
         Cvtsd2ss_xmm_xmmm64 => 0,
         _ => return None,
     };
-    let src = match insn.op1_kind() {
-        OpKind::Register => {
-            MoveSide::Register(RegFile::vec_offset(insn.op1_register().number(), 0) as u32)
-        }
-        OpKind::Memory
-            if flags_free
-                && insn.segment_prefix() == Register::None
-                && !insn.memory_index().is_vector_register() =>
-        {
-            MoveSide::Memory
-        }
-        _ => return None,
-    };
     Some(Plan::VectorMove {
-        src,
+        src: side(1)?,
         dst: MoveSide::Register(RegFile::vec_offset(insn.op0_register().number(), 0) as u32),
         len: 4,
         zero,
@@ -1157,13 +1150,7 @@ fn inline_arithmetic(insn: &Instruction, op: FpOp, shape: Shape, flags_free: boo
     } else {
         insn.op0_register()
     };
-    let src = match insn.op_kind(last) {
-        OpKind::Register => {
-            MoveSide::Register(RegFile::vec_offset(insn.op_register(last).number(), 0) as u32)
-        }
-        OpKind::Memory if insn.segment_prefix() == Register::None => MoveSide::Memory,
-        _ => return None,
-    };
+    let src = vector_side(insn, last, flags_free)?;
     let lanes = if shape == Shape::Scalar {
         1
     } else {
@@ -1268,13 +1255,7 @@ fn vector_move(insn: &Instruction, flags_free: bool) -> Option<Plan> {
                 (r.is_xmm() || r.is_ymm() || r.is_zmm())
                     .then(|| MoveSide::Register(RegFile::vec_offset(r.number(), 0) as u32))
             }
-            OpKind::Memory
-                if flags_free
-                    && insn.segment_prefix() == Register::None
-                    && !insn.memory_index().is_vector_register() =>
-            {
-                Some(MoveSide::Memory)
-            }
+            OpKind::Memory if plain_memory(insn, flags_free) => Some(MoveSide::Memory),
             _ => None,
         }
     };
