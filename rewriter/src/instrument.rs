@@ -109,20 +109,21 @@ pub enum Plan {
         /// clear: 4 (bytes), 2 (words), or 0 (no check).
         unit_bits: u8,
     },
-    /// Record mode's VEX scalar conversion between float and double
-    /// (`vcvtss2sd`, `vcvtsd2ss xmm1, xmm2, xmm3/m`): the converted lane keeps
-    /// the source's index (a double's zero-extended), the rest of the xmm
-    /// comes from the first source, and everything above 16 bytes is zero.
-    /// A memory source needs dead flags.
+    /// A VEX scalar merge of three operands: record mode's conversions
+    /// between float and double (`vcvtss2sd`, `vcvtsd2ss xmm1, xmm2,
+    /// xmm3/m`), whose converted lane keeps the source's index, and the
+    /// register forms of `vmovss`/`vmovsd xmm1, xmm2, xmm3`: the low lane
+    /// from the last source, the rest of the xmm from the first, and
+    /// everything above 16 bytes zero. A memory source needs dead flags.
     ConvertIndex {
-        /// The converted value: a register's shadow, or the memory operand.
+        /// The low lane's source: a register's shadow, or the memory operand.
         src: MoveSide,
         /// The first source's shadow (the rest of the xmm).
         src1: u32,
         /// The destination's shadow.
         dst: u32,
-        /// Float to double (else double to float).
-        widen: bool,
+        /// What the low lane is.
+        low: LowLane,
     },
     /// SSE2 / AVX `add/sub/mul/div sd/pd`, VEX `vfmadd…/vfmsub…/vfnmadd…/
     /// vfnmsub… sd/pd` (two blocks per lane): record one block per lane
@@ -221,6 +222,17 @@ pub struct Arithmetic {
     pub vex: bool,
     /// Floats (`ss`/`ps`, 4-byte lanes) rather than doubles.
     pub float: bool,
+}
+
+/// The low lane of a [`Plan::ConvertIndex`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LowLane {
+    /// A float (4 bytes; bytes 4..8 come from the first source).
+    Float,
+    /// A double (its 8 shadow bytes copied).
+    Double,
+    /// A float's index widened to a double's (zero-extended to 8 bytes).
+    FloatToDouble,
 }
 
 /// One side of a [`Plan::VectorMove`].
@@ -478,7 +490,11 @@ fn index_conversion(insn: &Instruction, flags_free: bool) -> Option<Plan> {
             src: side(last)?,
             src1: reg(insn.op1_register()),
             dst: reg(insn.op0_register()),
-            widen: insn.code() == VEX_Vcvtss2sd_xmm_xmm_xmmm32,
+            low: if insn.code() == VEX_Vcvtss2sd_xmm_xmm_xmmm32 {
+                LowLane::FloatToDouble
+            } else {
+                LowLane::Float
+            },
         });
     }
     let zero = match insn.code() {
@@ -1227,6 +1243,20 @@ fn dot_arithmetic(
 /// Inline plans for the plain SSE/AVX moves (no masking, no shuffling).
 fn vector_move(insn: &Instruction, flags_free: bool) -> Option<Plan> {
     use iced_x86::Code::*;
+    // The register forms of the VEX scalar merges (three operands).
+    if matches!(insn.code(), VEX_Vmovss_xmm_xmm_xmm | VEX_Vmovsd_xmm_xmm_xmm) {
+        let reg = |i: u32| RegFile::vec_offset(insn.op_register(i).number(), 0) as u32;
+        return Some(Plan::ConvertIndex {
+            src: MoveSide::Register(reg(2)),
+            src1: reg(1),
+            dst: reg(0),
+            low: if insn.code() == VEX_Vmovsd_xmm_xmm_xmm {
+                LowLane::Double
+            } else {
+                LowLane::Float
+            },
+        });
+    }
     if insn.op_mask() != Register::None || insn.op_count() != 2 {
         return None;
     }

@@ -21,7 +21,7 @@ mod dot;
 mod shuffle;
 
 use crate::emit::{rel32_for, Emitter, Gpr};
-use crate::instrument::{Arithmetic, MoveSide, Plan};
+use crate::instrument::{Arithmetic, LowLane, MoveSide, Plan};
 use crate::layout::ContextLayout;
 use iced_x86::{
     Code, ConditionCode, Decoder, DecoderOptions, Encoder, EncodingKind, FlowControl, Instruction,
@@ -874,8 +874,8 @@ impl<'a> Translator<'a> {
                 src,
                 src1,
                 dst,
-                widen,
-            } => self.convert_index(insn, src, src1, dst, widen)?,
+                low,
+            } => self.convert_index(insn, src, src1, dst, low)?,
             Plan::Arithmetic(a) => self.arithmetic(insn, a)?,
             Plan::DotArithmetic(a) => self.dot_arithmetic(insn, a)?,
             Plan::ShadowShuffle => self.shadow_shuffle(insn)?,
@@ -1966,7 +1966,7 @@ impl<'a> Translator<'a> {
         src: MoveSide,
         src1: u32,
         dst: u32,
-        widen: bool,
+        low: LowLane,
     ) -> Result<(), TranslateError> {
         use iced_x86::Code::*;
         use Register::*;
@@ -1976,20 +1976,21 @@ impl<'a> Translator<'a> {
         self.spilled(insn, SPILLS_RAX | SPILLS_RDX);
         self.e.store_gs(l.spill_rax, Gpr::RAX);
         self.e.store_gs(l.spill_rdx, Gpr::RDX);
-        // eax = the converted value's index (zero-extended).
+        // rax = the low lane's shadow: 8 bytes for a double, else a 4-byte
+        // index zero-extended.
+        let (load, to) = if low == LowLane::Double {
+            (Mov_r64_rm64, RAX)
+        } else {
+            (Mov_r32_rm32, EAX)
+        };
         match src {
-            MoveSide::Register(off) => {
-                self.asm(Instruction::with2(Mov_r32_rm32, EAX, gs(sr + off)))
-            }
+            MoveSide::Register(off) => self.asm(Instruction::with2(load, to, gs(sr + off))),
             MoveSide::Memory => {
                 self.shadow_address_in_rax(insn)?;
-                self.asm(Instruction::with2(
-                    Mov_r32_rm32,
-                    EAX,
-                    MemoryOperand::with_base(RAX),
-                ));
+                self.asm(Instruction::with2(load, to, MemoryOperand::with_base(RAX)));
             }
         }
+        let widen = low != LowLane::Float;
         if !widen {
             // A float's lane: bytes 4..8 come from the first source.
             self.asm(Instruction::with2(Mov_r32_rm32, EDX, gs(sr + src1 + 4)));
@@ -1998,7 +1999,8 @@ impl<'a> Translator<'a> {
         self.asm(Instruction::with2(Mov_r64_rm64, RDX, gs(sr + src1 + 8)));
         self.asm(Instruction::with2(Mov_rm64_r64, gs(sr + dst + 8), RDX));
         if widen {
-            // The double's index and its zero upper half in one store.
+            // A double's 8 shadow bytes (or a float's index zero-extended)
+            // in one store.
             self.asm(Instruction::with2(Mov_rm64_r64, gs(sr + dst), RAX));
         } else {
             self.asm(Instruction::with2(Mov_rm32_r32, gs(sr + dst), EAX));
