@@ -336,10 +336,11 @@ fn dg_eval(dir: &Path, extra: &[&str]) -> Result<()> {
 fn sweep(s: &Sweep, jacobian: bool) -> Result<ExitCode> {
     let format = format_of(s);
     let dir = record_dir(&s.common)?;
-    // The seeds, when given, are written before the run: with the tape in
-    // memory the runtime reads them at exit.
+    // Given seeds of a gradient swept in the program's process are written
+    // before the run: the runtime reads them at exit (with --keep-tape
+    // they are written for dg-eval after it).
     let seeds = s.seed.as_deref().map(parse_seed).transpose()?;
-    if let Some(seeds) = &seeds {
+    if let (Some(seeds), false, false) = (&seeds, s.keep_tape, jacobian) {
         std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
         write_column(&dir, tape_format::file_name::OUTPUT_BARS, seeds)?;
     }

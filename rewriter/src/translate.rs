@@ -1135,13 +1135,10 @@ impl<'a> Translator<'a> {
                 self.e.bind_rel32(b_active, here);
             }
         }
-        // Commit. A scalar VEX form keeps bytes 8..16 of the first source:
-        // save them before the result lane may overwrite that register's
-        // shadow (when it is also the destination).
+        // Commit. A scalar VEX form keeps the rest of its first source's xmm.
         let save_vex_upper = |t: &mut Self| {
             if vex && lanes == 1 {
-                t.asm(Instruction::with2(Mov_r64_rm64, RAX, gs(sr + a_sh + 8)));
-                t.asm(Instruction::with2(Mov_rm64_r64, gs(l.spill_tmp + 8), RAX));
+                t.save_scalar_upper(a_sh, 8);
             }
         };
         save_vex_upper(self);
@@ -1247,15 +1244,7 @@ impl<'a> Translator<'a> {
         }
         let tail = self.e.offset();
         if vex {
-            if lanes == 1 {
-                self.asm(Instruction::with2(Mov_r64_rm64, RAX, gs(l.spill_tmp + 8)));
-                self.asm(Instruction::with2(Mov_rm64_r64, gs(sr + dst + 8), RAX));
-            }
-            let mut z = if lanes == 1 { 16 } else { 8 * u32::from(lanes) };
-            while z < 64 {
-                self.e.zero_gs(sr + dst + z, 8);
-                z += 8;
-            }
+            self.vex_shadow_tail(dst, 8, u32::from(lanes), lanes == 1);
         }
         // No room in the tape chunk (or no chunk yet: a thread that has
         // recorded nothing): operands that are all passive still need no
@@ -1447,6 +1436,88 @@ impl<'a> Translator<'a> {
         self.e.bind_rel32(done, here);
     }
 
+    /// A VEX scalar form of lanes of `w` bytes keeps bytes `w..16` of its
+    /// first source, whose shadow (at `src1` in the shadow register file)
+    /// the result may overwrite: saved before the commit, in `spill_tmp + 8`
+    /// (and for a float's form bytes 8..16 in `lane_tmp`), for
+    /// [`Self::vex_shadow_tail`]. Clobbers `rax`.
+    fn save_scalar_upper(&mut self, src1: u32, w: u8) {
+        use iced_x86::Code::*;
+        let l = *self.layout;
+        let sr = l.shadow_regs;
+        let rax = Register::RAX;
+        if w == 4 {
+            self.asm(Instruction::with2(Mov_r64_rm64, rax, gs_operand(sr + src1)));
+            self.asm(Instruction::with2(
+                Mov_rm64_r64,
+                gs_operand(l.spill_tmp + 8),
+                rax,
+            ));
+            self.asm(Instruction::with2(
+                Mov_r64_rm64,
+                rax,
+                gs_operand(sr + src1 + 8),
+            ));
+            self.asm(Instruction::with2(
+                Mov_rm64_r64,
+                gs_operand(l.lane_tmp),
+                rax,
+            ));
+        } else {
+            self.asm(Instruction::with2(
+                Mov_r64_rm64,
+                rax,
+                gs_operand(sr + src1 + 8),
+            ));
+            self.asm(Instruction::with2(
+                Mov_rm64_r64,
+                gs_operand(l.spill_tmp + 8),
+                rax,
+            ));
+        }
+    }
+
+    /// The shadow of a VEX result at `dst` after its `lanes` lanes of `w`
+    /// bytes: with `scalar_upper`, bytes `w..16` from
+    /// [`Self::save_scalar_upper`]; then zero above the vector length (at
+    /// least 16 bytes). Clobbers `rax`.
+    fn vex_shadow_tail(&mut self, dst: u32, w: u8, lanes: u32, scalar_upper: bool) {
+        use iced_x86::Code::*;
+        use Register::*;
+        let l = *self.layout;
+        let sr = l.shadow_regs;
+        if scalar_upper {
+            self.asm(Instruction::with2(
+                Mov_r64_rm64,
+                RAX,
+                gs_operand(l.spill_tmp + 8),
+            ));
+            if w == 4 {
+                self.asm(Instruction::with2(Shr_rm64_imm8, RAX, 32u32));
+                self.asm(Instruction::with2(
+                    Mov_rm32_r32,
+                    gs_operand(sr + dst + 4),
+                    EAX,
+                ));
+                self.asm(Instruction::with2(
+                    Mov_r64_rm64,
+                    RAX,
+                    gs_operand(l.lane_tmp),
+                ));
+            }
+            self.asm(Instruction::with2(
+                Mov_rm64_r64,
+                gs_operand(sr + dst + 8),
+                RAX,
+            ));
+        }
+        let mut z = (u32::from(w) * lanes).max(16);
+        while z < 64 {
+            self.e.zero_gs(sr + dst + z, 8);
+            z += 8;
+        }
+    }
+
     /// The start of inline block writing: `rax`, `rcx` and `rdx` in their
     /// spill slots, and with `memory` the memory operand's address in
     /// `spill_tmp`.
@@ -1609,10 +1680,7 @@ impl<'a> Translator<'a> {
         }
         // Commit. A scalar VEX form keeps bytes 4..16 of its first source.
         if a.vex && lanes == 1 {
-            self.asm(Instruction::with2(Mov_r64_rm64, RAX, gs(sr + a_sh)));
-            self.asm(Instruction::with2(Mov_rm64_r64, gs(l.spill_tmp + 8), RAX));
-            self.asm(Instruction::with2(Mov_r64_rm64, RAX, gs(sr + a_sh + 8)));
-            self.asm(Instruction::with2(Mov_rm64_r64, gs(l.lane_tmp), RAX));
+            self.save_scalar_upper(a_sh, 4);
         }
         let widen = (a.op == FpOp::Mul).then(|| self.borrow_xmm_default_mxcsr(insn, 1)[0]);
         for lane in 0..lanes {
@@ -1650,28 +1718,13 @@ impl<'a> Translator<'a> {
         }
         let tail = self.e.offset();
         if a.vex {
-            if lanes == 1 {
-                // Bytes 4..16 of the first source (saved before the commit).
-                self.asm(Instruction::with2(Mov_r64_rm64, RAX, gs(l.spill_tmp + 8)));
-                self.asm(Instruction::with2(Shr_rm64_imm8, RAX, 32u32));
-                self.asm(Instruction::with2(Mov_rm32_r32, gs(sr + a.dst + 4), EAX));
-                self.asm(Instruction::with2(Mov_r64_rm64, RAX, gs(l.lane_tmp)));
-                self.asm(Instruction::with2(Mov_rm64_r64, gs(sr + a.dst + 8), RAX));
-            }
-            let mut z = (4 * lanes).max(16);
-            while z < 64 {
-                self.e.zero_gs(sr + a.dst + z, 8);
-                z += 8;
-            }
+            self.vex_shadow_tail(a.dst, 4, lanes, lanes == 1);
         }
         // No room in the chunk: all-passive lanes still need no block.
         self.blocks_epilogue(insn, no_room, tail, slow, |t, slow| {
             operands_below_rdx(t, slow);
             if a.vex && lanes == 1 {
-                t.asm(Instruction::with2(Mov_r64_rm64, RAX, gs(sr + a_sh)));
-                t.asm(Instruction::with2(Mov_rm64_r64, gs(l.spill_tmp + 8), RAX));
-                t.asm(Instruction::with2(Mov_r64_rm64, RAX, gs(sr + a_sh + 8)));
-                t.asm(Instruction::with2(Mov_rm64_r64, gs(l.lane_tmp), RAX));
+                t.save_scalar_upper(a_sh, 4);
             }
             for lane in 0..lanes {
                 t.e.zero_gs(sr + a.dst + 4 * lane, 4);
@@ -1691,7 +1744,6 @@ impl<'a> Translator<'a> {
         use Register::*;
         let l = *self.layout;
         let sr = l.shadow_regs;
-        let gs = gs_operand;
         let at = |base: Register, disp: i64| MemoryOperand::with_base_displ(base, disp);
         let lanes = u32::from(a.lanes);
         let last = insn.op_register(insn.op_count() - 1);
@@ -1712,8 +1764,7 @@ impl<'a> Translator<'a> {
         // may be the destination: saved before the commit.
         let save_upper = |t: &mut Self| {
             if vex_scalar {
-                t.asm(Instruction::with2(Mov_r64_rm64, RAX, gs(sr + a_sh + 8)));
-                t.asm(Instruction::with2(Mov_rm64_r64, gs(l.spill_tmp + 8), RAX));
+                t.save_scalar_upper(a_sh, 8);
             }
         };
         save_upper(self);
@@ -1744,15 +1795,7 @@ impl<'a> Translator<'a> {
         self.give_back_xmm_mxcsr(&temps);
         let tail = self.e.offset();
         if a.vex {
-            if vex_scalar {
-                self.asm(Instruction::with2(Mov_r64_rm64, RAX, gs(l.spill_tmp + 8)));
-                self.asm(Instruction::with2(Mov_rm64_r64, gs(sr + a.dst + 8), RAX));
-            }
-            let mut z = if lanes == 1 { 16 } else { 8 * lanes };
-            while z < 64 {
-                self.e.zero_gs(sr + a.dst + z, 8);
-                z += 8;
-            }
+            self.vex_shadow_tail(a.dst, 8, lanes, vex_scalar);
         }
         self.blocks_epilogue(insn, no_room, tail, slow, |t, slow| {
             operand_below_rdx(t, slow);
@@ -1900,11 +1943,7 @@ impl<'a> Translator<'a> {
         // of its destination's xmm, its first operand).
         let tail = self.e.offset();
         let dst = shadowmem::RegFile::vec_offset(regs[0].number(), 0) as u32;
-        let mut z = (u32::from(w) * lanes).max(16);
-        while z < 64 {
-            self.e.zero_gs(sr + dst + z, 8);
-            z += 8;
-        }
+        self.vex_shadow_tail(dst, w, lanes, false);
         // No room in the chunk: all-passive lanes still need no block.
         self.blocks_epilogue(insn, no_room, tail, slow, |t, slow| {
             operands_below_rdx(t, slow);

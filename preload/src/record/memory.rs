@@ -164,12 +164,7 @@ impl MemoryTape {
         (&bytes[written..], offset + written as u64)
     }
 
-    /// Blocks of the tape the region holds.
-    fn region_blocks(&self) -> u64 {
-        self.capacity
-    }
-
-    /// Whether chunks went to the file.
+    /// Whether tape bytes went to the file.
     pub fn spilled(&self) -> bool {
         self.spilled.load(Ordering::Acquire)
     }
@@ -239,26 +234,25 @@ impl MemoryTape {
             return Ok(());
         }
         let fd = self.file_fd()?;
-        let n = blocks.min(self.region_blocks()) as usize;
+        let n = blocks.min(self.capacity) as usize;
         // SAFETY: the region is mapped for the life of the process and
-        // holds `capacity ≥ region_blocks` blocks.
+        // holds `capacity ≥ n` blocks.
         let bytes = unsafe { core::slice::from_raw_parts(self.base as *const u8, n * 32) };
         sys::pwrite_all(fd, bytes, 0).map_err(|(e, _)| e)?;
         self.file.get().ok_or(libc::ENOENT as i64)?.publish()
     }
 
-    /// The region's first `blocks` blocks as a tape to sweep.
+    /// The region's first `blocks` blocks as a tape to sweep, faulted in
+    /// for reading at once (as `dg-eval` maps its tape).
     fn tape(&self, blocks: u64) -> Result<tape_format::Tape, tape_format::FormatError> {
+        let n = blocks.min(self.capacity) as usize;
+        sys::populate_read(self.base, n * 32);
         // SAFETY: the region is mapped for the life of the process, 8-byte
-        // aligned (page aligned), and holds `capacity` blocks; the
+        // aligned (page aligned), and holds `capacity ≥ n` blocks; the
         // recording stopped before the sweep (`stop_recording`), so no
         // thread writes them any more, and an all-zero block is valid.
         unsafe {
-            tape_format::Tape::from_memory(
-                self.base as *const Block,
-                blocks.min(self.region_blocks()) as usize,
-                "the tape in memory",
-            )
+            tape_format::Tape::from_memory(self.base as *const Block, n, "the tape in memory")
         }
     }
 }
@@ -342,13 +336,11 @@ fn stop_recording(r: &Recorder) {
     super::stop_inline_recording();
 }
 
-/// The sweep over the region (pre-faulted for reading at once, as
-/// `dg-eval` maps its tape), through the evaluator.
+/// The sweep over the region, through the evaluator.
 fn sweep_region(r: &Recorder, m: &MemoryTape, blocks: u64) -> Result<(), String> {
     let start = std::time::Instant::now();
-    sys::populate_read(m.base, (blocks.min(m.region_blocks()) * 32) as usize);
-    let faulted = start.elapsed();
     let tape = m.tape(blocks).map_err(|e| e.to_string())?;
+    let faulted = start.elapsed();
     let swept = sweep(r, m, &tape)?;
     if crate::init::config().stats {
         crate::dgad_eprintln!(
