@@ -8,12 +8,15 @@ For each workload, alternating runs (the order rotating every round):
   record       record mode, the tape on tmpfs (/dev/shm): recording alone;
   record+eval  the same, then `dg-eval` sweeps the tape (seed 1): the
                gradient through a tape file;
+  compact      record mode with DGAD_TAPE_FORMAT=compact (dg-tape-compact
+               on tmpfs);
+  compact+eval the same, then `dg-eval` sweeps it;
   grad         `DGAD_GRAD=ones`: the tape kept in the process's memory and
                swept there at exit, only `dg-input-bars` written.
 
 Every gradient run must give the same `dg-input-bars` bits as record+eval.
-Also reported: tape bytes per cell update (interior cells times steps) and
-the peak RSS of the grad runs.
+Also reported: tape bytes per cell update (interior cells times steps) in
+both formats and the peak RSS of the grad runs.
 
 Workloads (default sizes as issue 18 names them):
   burgers   testsuite/benchmarks/burgers.cpp (g++ -O3), 100 x 100, 100 steps;
@@ -74,13 +77,15 @@ def run(cmd, env, time_file=None):
 def measure(name, cmd, repeat, shm):
     native_env = base_env()
     rec_dir, grad_dir = shm / (name + "-rec"), shm / (name + "-grad")
+    compact_dir = shm / (name + "-compact")
     rec_env = dict(native_env, LD_PRELOAD=str(LIB), DGAD_RECORD=str(rec_dir))
     grad_env = dict(rec_env, DGAD_RECORD=str(grad_dir), DGAD_GRAD="ones")
+    compact_env = dict(rec_env, DGAD_RECORD=str(compact_dir), DGAD_TAPE_FORMAT="compact")
     rss_file = str(shm / "rss")
 
     def clean():
-        shutil.rmtree(rec_dir, ignore_errors=True)
-        shutil.rmtree(grad_dir, ignore_errors=True)
+        for d in (rec_dir, grad_dir, compact_dir):
+            shutil.rmtree(d, ignore_errors=True)
 
     def native():
         return run(cmd, native_env)[0]
@@ -89,13 +94,20 @@ def measure(name, cmd, repeat, shm):
         clean()
         return run(cmd, rec_env)[0]
 
-    def record_eval():
+    def record_eval(env=rec_env, directory=rec_dir):
         clean()
-        seconds = run(cmd, rec_env)[0]
-        (rec_dir / "dg-output-bars").write_text("1\n")
+        seconds = run(cmd, env)[0]
+        (directory / "dg-output-bars").write_text("1\n")
         start = time.perf_counter()
-        subprocess.run([str(EVAL), str(rec_dir)], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run([str(EVAL), str(directory)], check=True, stdout=subprocess.DEVNULL)
         return seconds + time.perf_counter() - start
+
+    def compact():
+        clean()
+        return run(cmd, compact_env)[0]
+
+    def compact_eval():
+        return record_eval(compact_env, compact_dir)
 
     rss = []
 
@@ -105,7 +117,8 @@ def measure(name, cmd, repeat, shm):
         rss.append(kib)
         return seconds
 
-    kinds = {"native": native, "record": record, "record+eval": record_eval, "grad": grad}
+    kinds = {"native": native, "record": record, "record+eval": record_eval,
+             "compact": compact, "compact+eval": compact_eval, "grad": grad}
     times = {k: [] for k in kinds}
     order = list(kinds)
     for k in order:  # warm-up
@@ -120,10 +133,15 @@ def measure(name, cmd, repeat, shm):
     (rec_dir / "dg-output-bars").write_text("1\n")
     subprocess.run([str(EVAL), str(rec_dir)], check=True, stdout=subprocess.DEVNULL)
     run(cmd, grad_env)
-    same = (rec_dir / "dg-input-bars").read_bytes() == (grad_dir / "dg-input-bars").read_bytes()
+    run(cmd, compact_env)
+    compact_bytes = (compact_dir / "dg-tape-compact").stat().st_size
+    (compact_dir / "dg-output-bars").write_text("1\n")
+    subprocess.run([str(EVAL), str(compact_dir)], check=True, stdout=subprocess.DEVNULL)
+    reference = (rec_dir / "dg-input-bars").read_bytes()
+    same = all((d / "dg-input-bars").read_bytes() == reference for d in (grad_dir, compact_dir))
     clean()
     medians = {k: statistics.median(v) for k, v in times.items()}
-    return medians, tape_bytes, same, max(rss) if rss else 0
+    return medians, (tape_bytes, compact_bytes), same, max(rss) if rss else 0
 
 
 def main():
@@ -141,34 +159,39 @@ def main():
             n, steps = SIZES[name]
             medians, tape, same, rss = measure(name, commands[name](n, steps), args.repeat, shm)
             if not same:
-                problems.append("%s: DGAD_GRAD's dg-input-bars differ from dg-eval's" % name)
+                problems.append("%s: the compact tape's or DGAD_GRAD's dg-input-bars differ from "
+                                "dg-eval's on dg-tape" % name)
             cells = (n - 2) ** 2 * steps
             rows.append((name, n, steps, medians, tape, cells, rss))
             print(name, {k: "%.1f ms" % (v * 1000) for k, v in medians.items()},
-                  "tape %d B, %.0f B/cell update" % (tape, tape / cells), file=sys.stderr)
+                  "tape %d B, %.0f B/cell update; compact %d B, %.0f B/cell update"
+                  % (tape[0], tape[0] / cells, tape[1], tape[1] / cells), file=sys.stderr)
     finally:
         shutil.rmtree(shm, ignore_errors=True)
     lines = [
         "<!-- bench-grad:begin (generated by scripts/bench_grad.py; do not edit by hand) -->",
         "Command: `scripts/bench_grad.py --repeat %d` on this machine (%d cores, %s), %s; medians of "
-        "%d runs per kind, the kinds alternating. *record*: the tape on tmpfs; *record + dg-eval*: "
-        "then `dg-eval` sweeps it; *grad*: `DGAD_GRAD=ones`, the tape in the process's memory, "
-        "swept there at exit. The gradients of *record + dg-eval* and *grad* are the same bits%s."
+        "%d runs per kind, the kinds alternating. *record*: the tape (`dg-tape`) on tmpfs; "
+        "*+ dg-eval*: then `dg-eval` sweeps it; *compact*: `DGAD_TAPE_FORMAT=compact`, the tape "
+        "as `dg-tape-compact` on tmpfs; *grad*: `DGAD_GRAD=ones`, the tape in the process's "
+        "memory (compact), swept there at exit. Every gradient is the same bits as *record + "
+        "dg-eval*'s%s."
         % (args.repeat, os.cpu_count(), platform.release(), time.strftime("%Y-%m-%d"),
            args.repeat, "" if not problems else " (NOT: " + "; ".join(problems) + ")"),
         "",
-        "| workload | native | record (tmpfs) | record + dg-eval | grad (in memory) | tape bytes per "
-        "cell update | peak RSS of grad |",
-        "|---|---|---|---|---|---|---|",
+        "| workload | native | record (tmpfs) | record + dg-eval | compact (tmpfs) | compact + "
+        "dg-eval | grad (in memory) | tape bytes per cell update: dg-tape, compact | peak RSS "
+        "of grad |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for name, n, steps, m, tape, cells, rss in rows:
         nat = m["native"]
+        cols = " | ".join("%.0f ms, %.1fx" % (m[k] * 1000, m[k] / nat)
+                          for k in ("record", "record+eval", "compact", "compact+eval", "grad"))
         lines.append(
-            "| %s %d², %d steps | %.1f ms | %.0f ms, %.1fx | %.0f ms, %.1fx | %.0f ms, %.1fx | "
-            "%.0f (%.2f GB) | %.0f MB |"
-            % (name, n, steps, nat * 1000, m["record"] * 1000, m["record"] / nat,
-               m["record+eval"] * 1000, m["record+eval"] / nat, m["grad"] * 1000,
-               m["grad"] / nat, tape / cells, tape / 1e9, rss / 1024))
+            "| %s %d², %d steps | %.1f ms | %s | %.0f (%.2f GB), %.0f (%.2f GB) | %.0f MB |"
+            % (name, n, steps, nat * 1000, cols, tape[0] / cells, tape[0] / 1e9,
+               tape[1] / cells, tape[1] / 1e9, rss / 1024))
     lines.append("<!-- bench-grad:end -->")
     table = "\n".join(lines)
     print(table)

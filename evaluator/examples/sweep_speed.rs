@@ -83,7 +83,7 @@ fn generate(path: &Path, blocks: u64, locality: Locality) -> Result<(), tape_for
 /// Reads every byte of the tape once, front to back, as cheaply as possible.
 fn plain_read(tape: &Tape) -> u64 {
     let mut acc = [0u64; 4];
-    for block in tape.blocks() {
+    for block in tape.blocks().expect("a tape of blocks") {
         acc[0] = acc[0].wrapping_add(block.index1);
         acc[1] = acc[1].wrapping_add(block.index2);
         acc[2] = acc[2].wrapping_add(block.partial1.to_bits());
@@ -121,7 +121,7 @@ fn fastest_sweep<const L: usize>(
 ) -> f64 {
     (0..3)
         .map(|_| {
-            let derivatives = memory.zeroed::<L>(tape.blocks().len());
+            let derivatives = memory.zeroed::<L>(tape.block_count() as usize);
             seed(derivatives);
             let start = Instant::now();
             sweep(tape, derivatives).expect("the generated tape is valid");
@@ -133,7 +133,7 @@ fn fastest_sweep<const L: usize>(
 }
 
 fn sweeps<const L: usize>(tape: &Tape, memory: &mut DerivativeMemory, blocks: u64) {
-    let last = tape.blocks().len() - 1;
+    let last = tape.block_count() as usize - 1;
     let reverse = fastest_sweep::<L>(tape, memory, |bars| bars[last] = [1.0; L], reverse_sweep);
     report(&format!("reverse sweep, {L} lane(s)"), reverse, blocks, L);
     let seed_inputs = |dots: &mut [[f64; L]]| dots[1..=INPUTS as usize].fill([1.0; L]);

@@ -345,7 +345,7 @@ impl Pass<'_> {
         memory: &mut DerivativeMemory,
         first: usize,
     ) -> Result<PassResult, EvalError> {
-        let derivatives = memory.zeroed::<L>(self.tape.blocks().len());
+        let derivatives = memory.zeroed::<L>(self.tape.block_count() as usize);
         for (r, &index) in self.seeded.iter().enumerate() {
             // Index 0 is passive: seeding it would have no effect in reverse
             // mode and would break the zero dot of passive operands forward.

@@ -42,6 +42,15 @@ struct Cli {
     /// Print every block of the tape and evaluate nothing.
     #[arg(long, conflicts_with_all = ["forward", "jacobian", "stats"])]
     print: bool,
+    /// Write the tape as 32-byte blocks, Derivgrind's `dg-tape` format, to
+    /// PATH (replaced atomically) and evaluate nothing: a compact tape for
+    /// Derivgrind's tape-evaluation.
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["forward", "jacobian", "stats", "print", "export_compact"])]
+    export: Option<PathBuf>,
+    /// Write the tape as a compact stream (dgad's own format, about a
+    /// quarter of the bytes; dg-eval reads either) to PATH and evaluate nothing.
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["forward", "jacobian", "stats", "print"])]
+    export_compact: Option<PathBuf>,
     /// Directions swept together in one pass.
     #[arg(long, default_value_t = MAX_LANES, value_parser = clap::value_parser!(u8).range(1..=MAX_LANES as i64).map(usize::from))]
     lanes: usize,
@@ -80,10 +89,21 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
     if let Some(threads) = cli.threads {
         options.threads = threads;
     }
+    if let Some(path) = cli.export.as_ref().or(cli.export_compact.as_ref()) {
+        let recording = Recording::open(&cli.dir)
+            .with_context(|| format!("record directory {}", cli.dir.display()))?;
+        if cli.export.is_some() {
+            tape_format::export_blocks(path, &recording.tape)?;
+        } else {
+            tape_format::write_compact(path, &recording.tape)?;
+        }
+        return Ok(());
+    }
     if !cli.print {
         // Before the tape is mapped and read: a tape whose derivatives
         // cannot fit is refused at once, however large (or sparse) it is.
-        let blocks = tape_blocks(&cli.dir.join(file_name::TAPE))
+        let blocks = tape_format::tape_path(&cli.dir)
+            .and_then(|path| tape_blocks(&path))
             .with_context(|| format!("record directory {}", cli.dir.display()))?;
         Plan::new(blocks, 1, &options)
             .with_context(|| format!("record directory {}", cli.dir.display()))?;
@@ -166,6 +186,8 @@ fn tape_evaluation(args: Vec<std::ffi::OsString>) -> ExitCode {
             jacobian: false,
             stats: false,
             print: false,
+            export: None,
+            export_compact: None,
             lanes: MAX_LANES,
             threads: None,
         }),
@@ -198,7 +220,8 @@ fn reverse_with_names(dir: &std::path::Path, seeds: &str, results: &str) -> anyh
 
 /// `tape-evaluation PATH --stats`.
 fn tape_counts(dir: &std::path::Path) -> anyhow::Result<()> {
-    let tape = tape_format::Tape::open(&dir.join(file_name::TAPE))
+    let tape = tape_format::tape_path(dir)
+        .and_then(|path| tape_format::Tape::open(&path))
         .with_context(|| format!("record directory {}", dir.display()))?;
     let s = tape.validate()?;
     println!(
@@ -220,9 +243,10 @@ fn print_stats(
     let plan = &evaluation.plan;
     println!("record directory: {}", recording.dir.display());
     println!(
-        "tape:             {} blocks, {} bytes",
+        "tape:             {} blocks, {} bytes{}",
         tape.block_count(),
-        tape.byte_len()
+        tape.byte_len(),
+        if tape.is_compact() { " (compact)" } else { "" }
     );
     println!("inputs:           {}", recording.inputs.len());
     println!("outputs:          {}", recording.outputs.len());
@@ -249,12 +273,10 @@ fn print_stats(
     let sweep = evaluation.sweep_time.as_secs_f64();
     let blocks_swept = tape.block_count() as f64 * plan.passes as f64;
     println!(
-        "sweep:            {:.6} s, {} ns per block and pass, {} GB/s of tape",
+        "sweep:            {:.6} s, {:.3} ns per block and pass, {:.3} GB/s of tape",
         sweep,
-        DisplayValue(round3(sweep * 1e9 / blocks_swept)),
-        DisplayValue(round3(
-            tape.byte_len() as f64 * plan.passes as f64 / sweep / 1e9
-        )),
+        sweep * 1e9 / blocks_swept,
+        tape.byte_len() as f64 * plan.passes as f64 / sweep / 1e9,
     );
     println!(
         "open:             {:.6} s (map and pre-fault the tape, read the index files)",
@@ -263,37 +285,34 @@ fn print_stats(
     println!("total:            {:.6} s", total_time.as_secs_f64());
 }
 
-fn round3(x: f64) -> f64 {
-    (x * 1000.0).round() / 1000.0
-}
-
 fn print_tape(recording: &Recording) -> anyhow::Result<()> {
     use std::io::Write as _;
     let (inputs, outputs) = (sorted(&recording.inputs), sorted(&recording.outputs));
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     writeln!(out, "index\tindex1\tindex2\tpartial1\tpartial2\trole")?;
-    for (i, block) in recording.tape.blocks().iter().enumerate() {
-        let i = i as u64;
-        let role = match (
-            inputs.binary_search(&i).is_ok(),
-            outputs.binary_search(&i).is_ok(),
-        ) {
-            _ if i == 0 => "passive",
-            (true, true) => "input, output",
-            (true, false) => "input",
-            (false, true) => "output",
-            (false, false) => "",
-        };
-        writeln!(
-            out,
-            "{i}\t{}\t{}\t{}\t{}\t{role}",
-            block.index1,
-            block.index2,
-            DisplayValue(block.partial1),
-            DisplayValue(block.partial2)
-        )?;
-    }
+    recording
+        .tape
+        .try_for_each_entry(|i, block| -> std::io::Result<()> {
+            let role = match (
+                inputs.binary_search(&i).is_ok(),
+                outputs.binary_search(&i).is_ok(),
+            ) {
+                _ if i == 0 => "passive",
+                (true, true) => "input, output",
+                (true, false) => "input",
+                (false, true) => "output",
+                (false, false) => "",
+            };
+            writeln!(
+                out,
+                "{i}\t{}\t{}\t{}\t{}\t{role}",
+                block.index1,
+                block.index2,
+                DisplayValue(block.partial1),
+                DisplayValue(block.partial2)
+            )
+        })?;
     out.flush()?;
     Ok(())
 }

@@ -13,7 +13,8 @@
 //! element of `+`, which keeps the loop free of data-dependent branches and
 //! the results bit-identical to Derivgrind's.
 
-use tape_format::{FormatError, Tape};
+use tape_format::compact::{decode_at, Piece, LAYOUTS, PIECE_ENTRIES};
+use tape_format::{Block, CompactView, FormatError, Layout, Tape};
 
 /// `partial * derivative`, or the neutral `-0.0` when `derivative` is zero.
 #[inline(always)]
@@ -68,41 +69,130 @@ pub fn reverse_sweep<const L: usize>(
     tape: &Tape,
     bars: &mut [[f64; L]],
 ) -> Result<(), FormatError> {
-    let blocks = tape.blocks();
-    assert_eq!(bars.len(), blocks.len(), "one bar vector per tape block");
+    assert_eq!(
+        bars.len() as u64,
+        tape.block_count(),
+        "one bar vector per tape block"
+    );
     let bar = bars.as_mut_ptr();
-    for i in (1..blocks.len()).rev() {
-        prefetch(blocks.as_ptr(), i.wrapping_sub(TAPE_DISTANCE) as u64);
-        let ahead = &blocks[i.saturating_sub(PREFETCH_DISTANCE)];
-        prefetch(bar, ahead.index1);
-        prefetch(bar, ahead.index2);
-        let block = blocks[i];
-        if block.max_operand() >= i as u64 {
-            return Err(tape.operand_error(i as u64, block.max_operand()));
-        }
-        let (j, l) = (block.index1 as usize, block.index2 as usize);
-        // SAFETY: `i < blocks.len() == bars.len()` and `j, l < i` (checked
-        // just above), so all three pointers are in bounds. Each access is a
-        // separate read or write through the raw pointer, never a reference
-        // held across another, so `j == l` (x*x) is fine: the second update
-        // reads what the first wrote, as in sequential code.
-        unsafe {
-            let bar_i = bar.add(i).read();
-            let mut bar_j = bar.add(j).read();
-            for k in 0..L {
-                bar_j[k] += contribution(block.partial1, bar_i[k]);
+    match tape.layout() {
+        Layout::Blocks(blocks) => {
+            for i in (1..blocks.len()).rev() {
+                prefetch(blocks.as_ptr(), i.wrapping_sub(TAPE_DISTANCE) as u64);
+                let ahead = &blocks[i.saturating_sub(PREFETCH_DISTANCE)];
+                prefetch(bar, ahead.index1);
+                prefetch(bar, ahead.index2);
+                // SAFETY: `i < blocks.len() == bars.len()`.
+                unsafe { reverse_step(tape, bar, i, &blocks[i])? };
             }
-            bar.add(j).write(bar_j);
-            let mut bar_l = bar.add(l).read();
-            for k in 0..L {
-                bar_l[k] += contribution(block.partial2, bar_i[k]);
-            }
-            bar.add(l).write(bar_l);
         }
+        Layout::Compact(c) => reverse_compact(tape, c, bar)?,
     }
     // Passive operands dumped their contributions here; a passive value has
     // no derivative.
     bars[0] = [0.0; L];
+    Ok(())
+}
+
+/// The reverse sweep's update for block `i`.
+///
+/// # Safety
+/// `bar` must point to at least `i + 1` bar vectors.
+#[inline(always)]
+unsafe fn reverse_step<const L: usize>(
+    tape: &Tape,
+    bar: *mut [f64; L],
+    i: usize,
+    block: &Block,
+) -> Result<(), FormatError> {
+    if block.max_operand() >= i as u64 {
+        return Err(tape.operand_error(i as u64, block.max_operand()));
+    }
+    let (j, l) = (block.index1 as usize, block.index2 as usize);
+    // SAFETY: `i` is in bounds (the caller's contract) and `j, l < i`
+    // (checked just above), so all three pointers are in bounds. Each
+    // access is a separate read or write through the raw pointer, never a
+    // reference held across another, so `j == l` (x*x) is fine: the second
+    // update reads what the first wrote, as in sequential code.
+    unsafe {
+        let bar_i = bar.add(i).read();
+        let mut bar_j = bar.add(j).read();
+        for k in 0..L {
+            bar_j[k] += contribution(block.partial1, bar_i[k]);
+        }
+        bar.add(j).write(bar_j);
+        let mut bar_l = bar.add(l).read();
+        for k in 0..L {
+            bar_l[k] += contribution(block.partial2, bar_i[k]);
+        }
+        bar.add(l).write(bar_l);
+    }
+    Ok(())
+}
+
+/// Decodes `piece`'s entries into `buf` (reused between pieces).
+#[inline(always)]
+fn decode_piece(c: &CompactView<'_>, p: &Piece, buf: &mut Vec<Block>) {
+    buf.clear();
+    let base = c.bytes.as_ptr();
+    let mut at = p.payload;
+    for (n, &t) in c.bytes[p.tags..p.payload].iter().enumerate() {
+        let l = &LAYOUTS[t as usize];
+        // SAFETY: a parsed piece's payloads lie in the stream, followed by
+        // its padding.
+        buf.push(unsafe { decode_at(p.first + n as u64, l, base.add(at)) });
+        at += l.len as usize;
+    }
+}
+
+/// Entries decoded ahead of the reverse sweep over a compact tape, so the
+/// bars they touch can be prefetched as the block sweep does.
+const DECODE_AHEAD: usize = 32;
+
+/// The reverse sweep over a compact tape: entries decoded [`DECODE_AHEAD`]
+/// ahead of their update into a ring, their bars prefetched on decoding.
+fn reverse_compact<const L: usize>(
+    tape: &Tape,
+    c: CompactView<'_>,
+    bar: *mut [f64; L],
+) -> Result<(), FormatError> {
+    let base = c.bytes.as_ptr();
+    let mut ring = [(0usize, Block::ZERO); DECODE_AHEAD];
+    let mut queued = 0usize;
+    let mut k = 0usize;
+    for p in c.pieces.iter().rev() {
+        let tags = &c.bytes[p.tags..p.payload];
+        let mut at = p.payload + p.payload_len;
+        for (n, &t) in tags.iter().enumerate().rev() {
+            let own = p.first + n as u64;
+            let l = &LAYOUTS[t as usize];
+            at -= l.len as usize;
+            // SAFETY: a parsed piece's payloads lie in the stream, followed
+            // by its padding.
+            let block = unsafe { decode_at(own, l, base.add(at)) };
+            prefetch(bar, block.index1);
+            prefetch(bar, block.index2);
+            let slot = &mut ring[k % DECODE_AHEAD];
+            if queued == DECODE_AHEAD {
+                if slot.0 != 0 {
+                    // SAFETY: every own index is below `block_count() == bars.len()`.
+                    unsafe { reverse_step(tape, bar, slot.0, &slot.1)? };
+                }
+            } else {
+                queued += 1;
+            }
+            *slot = (own as usize, block);
+            k += 1;
+        }
+    }
+    // The last `queued` entries, oldest first.
+    for m in 0..queued {
+        let slot = ring[(k + DECODE_AHEAD - queued + m) % DECODE_AHEAD];
+        if slot.0 != 0 {
+            // SAFETY: as above.
+            unsafe { reverse_step(tape, bar, slot.0, &slot.1)? };
+        }
+    }
     Ok(())
 }
 
@@ -120,39 +210,79 @@ pub fn forward_sweep<const L: usize>(
     tape: &Tape,
     dots: &mut [[f64; L]],
 ) -> Result<(), FormatError> {
-    let blocks = tape.blocks();
-    assert_eq!(dots.len(), blocks.len(), "one dot vector per tape block");
+    assert_eq!(
+        dots.len() as u64,
+        tape.block_count(),
+        "one dot vector per tape block"
+    );
     assert!(
         dots[0].iter().all(|d| *d == 0.0),
         "the passive index has no dot value"
     );
     let dot = dots.as_mut_ptr();
-    for (i, block) in blocks.iter().enumerate().skip(1) {
-        prefetch(blocks.as_ptr(), (i + TAPE_DISTANCE) as u64);
-        if let Some(ahead) = blocks.get(i + PREFETCH_DISTANCE) {
-            prefetch(dot, ahead.index1);
-            prefetch(dot, ahead.index2);
-        }
-        if block.max_operand() >= i as u64 {
-            return Err(tape.operand_error(i as u64, block.max_operand()));
-        }
-        let (j, l) = (block.index1 as usize, block.index2 as usize);
-        // SAFETY: `i < blocks.len() == dots.len()` and `j, l < i` (checked
-        // just above): all in bounds, and the operands are read before
-        // `dot[i]` is written, through the raw pointer only.
-        unsafe {
-            let dot_j = dot.add(j).read();
-            let dot_l = dot.add(l).read();
-            let mut dot_i = dot.add(i).read();
-            // Two separate additions, in this order, as Derivgrind does.
-            for k in 0..L {
-                dot_i[k] += contribution(block.partial1, dot_j[k]);
+    match tape.layout() {
+        Layout::Blocks(blocks) => {
+            for (i, block) in blocks.iter().enumerate().skip(1) {
+                prefetch(blocks.as_ptr(), (i + TAPE_DISTANCE) as u64);
+                if let Some(ahead) = blocks.get(i + PREFETCH_DISTANCE) {
+                    prefetch(dot, ahead.index1);
+                    prefetch(dot, ahead.index2);
+                }
+                // SAFETY: `i < blocks.len() == dots.len()`.
+                unsafe { forward_step(tape, dot, i, block)? };
             }
-            for k in 0..L {
-                dot_i[k] += contribution(block.partial2, dot_l[k]);
-            }
-            dot.add(i).write(dot_i);
         }
+        Layout::Compact(c) => {
+            let mut buf = Vec::with_capacity(PIECE_ENTRIES);
+            for p in c.pieces {
+                decode_piece(&c, p, &mut buf);
+                let first = p.first as usize;
+                for (n, block) in buf.iter().enumerate() {
+                    if let Some(ahead) = buf.get(n + PREFETCH_DISTANCE) {
+                        prefetch(dot, ahead.index1);
+                        prefetch(dot, ahead.index2);
+                    }
+                    if first + n != 0 {
+                        // SAFETY: every own index is below `dots.len()`.
+                        unsafe { forward_step(tape, dot, first + n, block)? };
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The forward sweep's update for block `i`.
+///
+/// # Safety
+/// `dot` must point to at least `i + 1` dot vectors.
+#[inline(always)]
+unsafe fn forward_step<const L: usize>(
+    tape: &Tape,
+    dot: *mut [f64; L],
+    i: usize,
+    block: &Block,
+) -> Result<(), FormatError> {
+    if block.max_operand() >= i as u64 {
+        return Err(tape.operand_error(i as u64, block.max_operand()));
+    }
+    let (j, l) = (block.index1 as usize, block.index2 as usize);
+    // SAFETY: `i` is in bounds (the caller's contract) and `j, l < i`
+    // (checked just above): all in bounds, and the operands are read before
+    // `dot[i]` is written, through the raw pointer only.
+    unsafe {
+        let dot_j = dot.add(j).read();
+        let dot_l = dot.add(l).read();
+        let mut dot_i = dot.add(i).read();
+        // Two separate additions, in this order, as Derivgrind does.
+        for k in 0..L {
+            dot_i[k] += contribution(block.partial1, dot_j[k]);
+        }
+        for k in 0..L {
+            dot_i[k] += contribution(block.partial2, dot_l[k]);
+        }
+        dot.add(i).write(dot_i);
     }
     Ok(())
 }

@@ -2,61 +2,22 @@
 //! files it writes, its statistics, and the message and exit code of each
 //! error.
 
+mod common;
+
 use std::fs;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
+use common::{assert_fails, assert_no_leftovers, dg_eval, read, stderr, stdout, write, PRODUCT};
 use tape_format::{file_name, write_indices, write_tape, Block};
 
-fn dg_eval(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_dg-eval"))
-        .arg(dir)
-        .args(args)
-        .output()
-        .expect("dg-eval runs")
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-/// Exits with `code` and prints exactly `message` (plus a newline) to
-/// stderr, without a panic.
-fn assert_fails(output: &Output, code: i32, message: &str) {
-    let err = stderr(output);
-    assert_eq!(output.status.code(), Some(code), "stderr: {err}");
-    assert!(!err.contains("panicked"), "{err}");
-    assert_eq!(err, format!("{message}\n"));
-}
-
-/// y0 = x0 * x1, y1 = 2 * x1 at x0 = 3, x1 = -4 (reverse-mode paper, Figure 1,
-/// plus a second output).
+/// The record directory of [`PRODUCT`] at x0 = 3, x1 = -4, without seeds.
 fn product_dir() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    let blocks = [
-        Block::ZERO,
-        Block::ZERO,                    // 1: x0 = 3
-        Block::ZERO,                    // 2: x1 = -4
-        Block::binary(1, -4.0, 2, 3.0), // 3: x0 * x1
-        Block::unary(3, 1.0),           // 4: output copy of y0
-        Block::unary(2, 2.0),           // 5: y1 = 2 * x1
-    ];
-    write_tape(&dir.path().join(file_name::TAPE), &blocks).unwrap();
+    write_tape(&dir.path().join(file_name::TAPE), &PRODUCT).unwrap();
     write_indices(&dir.path().join(file_name::INPUT_INDICES), &[1, 2]).unwrap();
     write_indices(&dir.path().join(file_name::OUTPUT_INDICES), &[4, 5]).unwrap();
     dir
-}
-
-fn write(dir: &Path, name: &str, text: &str) {
-    fs::write(dir.join(name), text).unwrap();
-}
-
-fn read(dir: &Path, name: &str) -> String {
-    fs::read_to_string(dir.join(name)).unwrap()
 }
 
 #[test]
@@ -334,12 +295,7 @@ fn a_full_disk_leaves_the_previous_result_not_half_a_new_one() {
         stderr(&output)
     );
     assert_eq!(read(dir.path(), file_name::INPUT_BARS), "previous\n");
-    let leftovers: Vec<_> = fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".tmp"))
-        .collect();
-    assert!(leftovers.is_empty(), "{leftovers:?}");
+    assert_no_leftovers(dir.path());
 }
 
 /// Issue 16: a FIFO or a device in place of a file of the record directory

@@ -1,6 +1,9 @@
 //! Sweeps over hand-built tapes of known functions, checked against
 //! derivatives computed analytically, and against each other.
 
+mod common;
+
+use common::{options, Rng};
 use evaluator::{
     evaluate, forward_sweep, reverse_sweep, EvalError, Mode, Plan, Seeds, SweepOptions,
 };
@@ -8,14 +11,6 @@ use tape_format::{Block, Tape, ValueTable};
 
 fn tape(blocks: Vec<Block>) -> Tape {
     Tape::from_blocks(blocks, "dg-tape").unwrap()
-}
-
-fn options(max_lanes: usize, threads: usize) -> SweepOptions {
-    SweepOptions {
-        max_lanes,
-        threads,
-        memory_budget: u64::MAX,
-    }
 }
 
 /// Reverse sweep of one direction: bars at `inputs` for `bars` at `outputs`.
@@ -170,24 +165,6 @@ fn jacobians_by_reverse_and_forward_mode_equal_the_analytic_one() {
                 }
             }
         }
-    }
-}
-
-/// Deterministic pseudo-random numbers for the generated tapes.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
     }
 }
 

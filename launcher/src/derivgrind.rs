@@ -63,7 +63,11 @@ pub fn run(args: &[OsString], tool_implied: bool) -> Result<ExitCode> {
     let mut cmd = std::process::Command::new(&args[p]);
     cmd.args(&args[p + 1..]).env("LD_PRELOAD", &lib);
     match &record {
-        Some(dir) => cmd.env("DGAD_MODE", "record").env("DGAD_RECORD", dir),
+        // Derivgrind's tape-evaluation reads dg-tape.
+        Some(dir) => cmd
+            .env("DGAD_MODE", "record")
+            .env("DGAD_RECORD", dir)
+            .env("DGAD_TAPE_FORMAT", "derivgrind"),
         None => cmd.env("DGAD_MODE", "dot").env_remove("DGAD_RECORD"),
     };
     let (status, _) = crate::inject::run(&mut cmd, &lib, true)?;

@@ -76,6 +76,12 @@ struct Common {
     /// The largest tape, in bytes with K, M, G or T (DGAD_TAPE_LIMIT).
     #[arg(long)]
     tape_limit: Option<String>,
+    /// record, grad --keep-tape, jacobian --keep-tape: the tape file,
+    /// compact (dg-tape-compact, dgad's own format: a quarter of the bytes;
+    /// dg-eval reads it) or derivgrind (dg-tape, Derivgrind's 32-byte
+    /// blocks, for its tape-evaluation) (DGAD_TAPE_FORMAT) [default: compact].
+    #[arg(long, value_parser = ["compact", "derivgrind"])]
+    tape_format: Option<String>,
     /// libdgad.so to load (default: beside this program).
     #[arg(long)]
     lib: Option<PathBuf>,
@@ -273,6 +279,13 @@ fn launch(
     if let Some(v) = &c.tape_limit {
         cmd.env("DGAD_TAPE_LIMIT", v);
     }
+    // A tape kept in the program's memory (DGAD_GRAD) has no file format.
+    if mode == "record" && !env.iter().any(|(k, _)| *k == "DGAD_GRAD") {
+        cmd.env(
+            "DGAD_TAPE_FORMAT",
+            c.tape_format.as_deref().unwrap_or("compact"),
+        );
+    }
     cmd.envs(env.iter().copied());
     if stdout_to_stderr {
         // The results own stdout: the program's output goes to stderr.
@@ -339,6 +352,9 @@ fn sweep(s: &Sweep, jacobian: bool) -> Result<ExitCode> {
     // Given seeds of a gradient swept in the program's process are written
     // before the run: the runtime reads them at exit (with --keep-tape
     // they are written for dg-eval after it).
+    if s.common.tape_format.is_some() && !s.keep_tape {
+        bail!("--tape-format is the format of a tape file: it needs --keep-tape");
+    }
     let seeds = s.seed.as_deref().map(parse_seed).transpose()?;
     if let (Some(seeds), false, false) = (&seeds, s.keep_tape, jacobian) {
         std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;

@@ -19,7 +19,7 @@ pub struct Progress {
 
 impl Progress {
     /// Starts showing `what` (e.g. "recording") with the size of the tape
-    /// `dir/dg-tape`, if stderr is a terminal.
+    /// being recorded into `dir`, if stderr is a terminal.
     pub fn start(what: &'static str, dir: Option<PathBuf>) -> Progress {
         let stop = Arc::new(AtomicBool::new(false));
         let thread = std::io::stderr().is_terminal().then(|| {
@@ -53,12 +53,8 @@ fn show(what: &str, dir: Option<PathBuf>, stop: &AtomicBool) {
         ProgressStyle::with_template("dgad: {spinner} {msg} [{elapsed}]")
             .unwrap_or_else(|_| ProgressStyle::default_spinner()),
     );
-    let tape = dir.map(|d| d.join(tape_format::file_name::TAPE));
     while !stop.load(Ordering::Relaxed) {
-        let size = tape
-            .as_ref()
-            .and_then(|t| std::fs::metadata(t).ok())
-            .map(|m| m.len());
+        let size = dir.as_deref().and_then(tape_size);
         bar.set_message(match size {
             Some(bytes) => format!("{what}: tape {}", human(bytes)),
             None => what.to_string(),
@@ -67,6 +63,17 @@ fn show(what: &str, dir: Option<PathBuf>, stop: &AtomicBool) {
         std::thread::sleep(tick);
     }
     bar.finish_and_clear();
+}
+
+/// The size of the tape being recorded into `dir`, in either format.
+fn tape_size(dir: &std::path::Path) -> Option<u64> {
+    [
+        tape_format::file_name::TAPE,
+        tape_format::file_name::COMPACT_TAPE,
+    ]
+    .iter()
+    .find_map(|name| std::fs::metadata(dir.join(name)).ok())
+    .map(|m| m.len())
 }
 
 /// `bytes` in B, KB, MB or GB (decimal, three digits).

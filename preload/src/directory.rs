@@ -176,7 +176,7 @@ fn temp_name(base: &str) -> Vec<u8> {
 /// leftover of this name (a temporary of an earlier process with our id)
 /// is removed first.
 fn create_exclusive(dirfd: i32, name: &[u8]) -> Result<i32, i64> {
-    let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW;
+    let flags = libc::O_RDWR | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW;
     let mut fd = openat(dirfd, name, flags, 0o644);
     if fd == -(libc::EEXIST as i64) {
         unlinkat(dirfd, name);
@@ -248,6 +248,11 @@ impl PreparedFile {
         create_exclusive(self.dirfd, &self.temp)
     }
 
+    /// Removes the file under its target name if it exists. Signal-safe.
+    pub fn remove_target(&self) {
+        unlinkat(self.dirfd, &self.target);
+    }
+
     /// Renames the temporary file to the target name, replacing what is
     /// there without following it. Signal-safe.
     pub fn publish(&self) -> Result<(), i64> {
@@ -314,9 +319,12 @@ pub fn open_null() -> Result<i32, i64> {
 /// recording's files replace the rest.
 pub fn remove_stale(dirfd: i32, keep_tape: bool) -> Result<(), (i64, &'static str)> {
     let tape: &[&str] = if keep_tape {
-        &[]
+        &[tape_format::file_name::COMPACT_TAPE]
     } else {
-        &[tape_format::file_name::TAPE]
+        &[
+            tape_format::file_name::TAPE,
+            tape_format::file_name::COMPACT_TAPE,
+        ]
     };
     for name in STALE_RESULTS.iter().chain(tape) {
         let r = unlinkat(dirfd, &c_name(name.as_bytes()));
@@ -347,6 +355,7 @@ pub fn remove_exec_dirs(dirfd: i32) {
             let sub = sub as i32;
             let files = STALE_RESULTS.iter().chain(&[
                 tape_format::file_name::TAPE,
+                tape_format::file_name::COMPACT_TAPE,
                 tape_format::file_name::INPUT_INDICES,
                 tape_format::file_name::OUTPUT_INDICES,
                 PROCESS_MARK,

@@ -129,6 +129,7 @@ fn read_config(envp: *const *const libc::c_char) -> Config {
         tape_limit: recording("DGAD_TAPE_LIMIT"),
         grad: recording("DGAD_GRAD"),
         tape_memory: recording("DGAD_TAPE_MEMORY"),
+        tape_format: recording("DGAD_TAPE_FORMAT"),
     };
     match crate::tools::for_mode(mode, record, settings) {
         Ok(tool) => crate::tool::install(tool),

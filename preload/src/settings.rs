@@ -78,6 +78,11 @@ pub const SETTINGS: &[Setting] = &[
         "record mode: keep the tape in memory and write the gradient at exit (dg-input-bars, or dg-jacobian)",
     ),
     setting(
+        "DGAD_TAPE_FORMAT",
+        Kind::Choice(&["derivgrind", "compact"]),
+        "record mode: the tape file, dg-tape (Derivgrind's 32-byte blocks, the default) or dg-tape-compact (dgad's own, a quarter of the bytes)",
+    ),
+    setting(
         "DGAD_TAPE_MEMORY",
         Kind::Size,
         "with DGAD_GRAD: the memory the tape may take before it goes to a file",

@@ -6,7 +6,7 @@ use crate::init::Mode;
 use crate::tool::{NullTool, Tool};
 
 /// The record tool's settings: `DGAD_TAPE_LIMIT`, `DGAD_GRAD`,
-/// `DGAD_TAPE_MEMORY`.
+/// `DGAD_TAPE_MEMORY`, `DGAD_TAPE_FORMAT`.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RecordSettings<'a> {
     /// The largest tape.
@@ -15,6 +15,8 @@ pub struct RecordSettings<'a> {
     pub grad: Option<&'a [u8]>,
     /// The memory the tape may take with `grad`.
     pub tape_memory: Option<&'a [u8]>,
+    /// The tape file's format: `derivgrind` (`dg-tape`) or `compact`.
+    pub tape_format: Option<&'a [u8]>,
 }
 
 /// The tool for `mode`, armed with its settings (`record`: the record
@@ -27,12 +29,7 @@ pub fn for_mode(
     match mode {
         Mode::Null => Ok(&NullTool),
         Mode::Record => {
-            crate::record::init(
-                record_dir.unwrap_or_default(),
-                record_settings.tape_limit,
-                record_settings.grad,
-                record_settings.tape_memory,
-            )?;
+            crate::record::init(record_dir.unwrap_or_default(), &record_settings)?;
             Ok(&crate::record::tool::RECORD)
         }
         Mode::Dot => {

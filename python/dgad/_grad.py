@@ -139,10 +139,13 @@ def _child_environment(lib, mode, directory=None, sweep=None):
     env = dict(os.environ)
     # The user's settings reach the child (DGAD_TAPE_LIMIT, DGAD_CPUID, ...),
     # except those the run sets itself or that would stop it.
-    for key in ("DGAD_RECORD", "DGAD_MODE", "DGAD_DISABLE", "DGAD_GRAD"):
+    for key in ("DGAD_RECORD", "DGAD_MODE", "DGAD_DISABLE", "DGAD_GRAD", "DGAD_TAPE_FORMAT"):
         env.pop(key, None)
     if sweep is None:
         env.pop("DGAD_TAPE_MEMORY", None)
+        if mode == "record":
+            # The tape file is for dg-eval alone: dgad's compact format.
+            env["DGAD_TAPE_FORMAT"] = "compact"
     else:
         env["DGAD_GRAD"] = sweep
     env["LD_PRELOAD"] = lib

@@ -13,7 +13,8 @@ environment) the driver
   4. sweeps the tape with dg-eval in reverse (identity or random output
      weights W) and forward (identity or random directions V); full-mode
      cases are also recorded with DGAD_GRAD=jacobian (the tape in memory,
-     swept in the process), whose dg-jacobian must be dg-eval's bits,
+     swept in the process) and with DGAD_TAPE_FORMAT=compact (the tape as
+     dg-tape-compact), whose dg-jacobian must be dg-eval's bits on dg-tape,
   5. compares: full mode: J_rev, J_fwd against J_ref (analytic entries where
      the client knows them, else finite differences); projection mode:
      J V (forward) and W^T J V (reverse) against finite differences along V.
@@ -143,20 +144,41 @@ class Runner:
         return r, rec, dt
 
 
-    def grad_in_memory(self, case, x, env_extra):
-        """The Jacobian swept in the recording process (DGAD_GRAD=jacobian),
-        as dg-jacobian's text (rows are outputs)."""
+    def record_again(self, case, x, env_extra, name, settings):
+        """Records the case once more into a directory `name` with the
+        settings `settings` (environment variables); returns the directory."""
         inf = os.path.join(self.work, "in.txt")
         write_vec(inf, x)
-        d = os.path.join(self.work, "grad")
+        d = os.path.join(self.work, name)
         shutil.rmtree(d, ignore_errors=True)
         env = base_env(env_extra)
         env["DGAD_RECORD"] = d
-        env["DGAD_GRAD"] = "jacobian"
         env["LD_PRELOAD"] = LIB
+        env.update(settings)
         r = subprocess.run(nice(self.cmd(case, inf)), env=env, capture_output=True, text=True)
         if r.returncode != 0:
-            raise RuntimeError("DGAD_GRAD run failed (%d): %s" % (r.returncode, r.stderr[-400:]))
+            raise RuntimeError("%s run failed (%d): %s" % (settings, r.returncode, r.stderr[-400:]))
+        return d
+
+    def grad_in_memory(self, case, x, env_extra):
+        """The Jacobian swept in the recording process (DGAD_GRAD=jacobian),
+        as dg-jacobian's text (rows are outputs)."""
+        d = self.record_again(case, x, env_extra, "grad", {"DGAD_GRAD": "jacobian"})
+        with open(os.path.join(d, "dg-jacobian")) as f:
+            text = f.read()
+        shutil.rmtree(d, ignore_errors=True)
+        return text
+
+    def compact_jacobian(self, case, x, env_extra):
+        """The Jacobian of a compact tape (DGAD_TAPE_FORMAT=compact) swept
+        by dg-eval, as dg-jacobian's text (rows are outputs)."""
+        d = self.record_again(case, x, env_extra, "compact", {"DGAD_TAPE_FORMAT": "compact"})
+        if os.path.exists(os.path.join(d, "dg-tape")):
+            raise RuntimeError("the compact run left dg-tape")
+        r = subprocess.run(nice([EVAL, "--threads", "1", "--jacobian", d]),
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError("dg-eval --jacobian on the compact tape failed: " + r.stderr[-400:])
         with open(os.path.join(d, "dg-jacobian")) as f:
             text = f.read()
         shutil.rmtree(d, ignore_errors=True)
@@ -302,6 +324,7 @@ def run_case(runner, case, variant):
             with open(os.path.join(rec, "dg-jacobian")) as f:
                 file_text = f.read()
             res["grad_in_memory_same"] = runner.grad_in_memory(case, x0, venv) == file_text
+            res["compact_same"] = runner.compact_jacobian(case, x0, venv) == file_text
             e_rev, w_rev = relerr(Jrev, Jref)
             e_fwd, w_fwd = relerr(Jfwd, Jref)
             res["got_rev"] = Jrev.ravel()[:4].tolist()
@@ -362,6 +385,10 @@ def run_case(runner, case, variant):
         # The in-process sweep must be the file sweep, bit for bit.
         ok = False
         res["detail"] = "DGAD_GRAD=jacobian differs from dg-eval --jacobian on the tape"
+    if res.get("compact_same") is False:
+        # The compact tape must give dg-eval the same bits as dg-tape.
+        ok = False
+        res["detail"] = "the compact tape's Jacobian differs from dg-tape's"
     if size > MAX_RECORD_BYTES:
         res["note"] = "record dir exceeded 500 MB"
     if ok and res["values_identical"]:

@@ -62,6 +62,25 @@ pub enum FormatError {
         /// Name of the tape file.
         file: String,
     },
+    /// A record directory holds both tape files.
+    #[error(
+        "{} holds both dg-tape and dg-tape-compact, the tapes of two recordings; remove the stale one",
+        dir.display()
+    )]
+    TwoTapes {
+        /// The record directory.
+        dir: std::path::PathBuf,
+    },
+    /// A compact tape's structure is broken.
+    #[error("{file}: not a valid compact tape at byte {offset}: {what}")]
+    BadCompactTape {
+        /// Name of the tape file.
+        file: String,
+        /// Where the problem is.
+        offset: usize,
+        /// What it is.
+        what: String,
+    },
     /// Block 0, the passive index's block, holds something.
     #[error("{file}: block 0 is not all-zero (found {block:?})")]
     Block0NotZero {

@@ -18,6 +18,7 @@
 extern crate alloc;
 
 mod block;
+pub mod compact;
 pub mod value;
 
 /// File names inside a record directory, as Derivgrind's recorder and
@@ -26,6 +27,9 @@ pub mod value;
 pub mod file_name {
     /// The binary tape.
     pub const TAPE: &str = "dg-tape";
+    /// dgad extension: the tape as a compact stream (`crate::compact`),
+    /// in place of `dg-tape` (never both).
+    pub const COMPACT_TAPE: &str = "dg-tape-compact";
     /// Indices of the inputs, one decimal per line, in declaration order.
     pub const INPUT_INDICES: &str = "dg-input-indices";
     /// Indices of the outputs, one decimal per line, in declaration order.
@@ -59,9 +63,12 @@ pub use error::FormatError;
 #[cfg(feature = "std")]
 pub use files::{open_regular, replace_file};
 #[cfg(feature = "std")]
-pub use record::{check_indices, check_row_count, Recording};
+pub use record::{check_indices, check_row_count, tape_path, Recording};
 #[cfg(feature = "std")]
-pub use tape::{tape_blocks, write_tape, Tape, TapeSummary, TapeWriter};
+pub use tape::{
+    export_blocks, tape_blocks, write_compact, write_tape, CompactView, Layout, Tape, TapeSummary,
+    TapeWriter,
+};
 #[cfg(feature = "std")]
 pub use text::{
     format_value, parse_indices, parse_values, read_indices, read_values, values_text,

@@ -26,7 +26,7 @@ impl Recording {
     /// files, and checks that every index is on the tape and that every
     /// input's block is all-zero. A missing index file is an error.
     pub fn open(dir: &Path) -> Result<Recording, FormatError> {
-        let tape = Tape::open(&dir.join(file_name::TAPE))?;
+        let tape = Tape::open(&tape_path(dir)?)?;
         let inputs = read_indices(&dir.join(file_name::INPUT_INDICES))?;
         let outputs = read_indices(&dir.join(file_name::OUTPUT_INDICES))?;
         check_indices(&tape, &inputs, file_name::INPUT_INDICES, true)?;
@@ -45,6 +45,26 @@ impl Recording {
     }
 }
 
+/// The tape file of the record directory `dir`: `dg-tape`, or
+/// `dg-tape-compact` where there is no `dg-tape`. Both at once are an
+/// error: they come from two recordings, and which one the index files
+/// belong to cannot be told.
+pub fn tape_path(dir: &Path) -> Result<PathBuf, FormatError> {
+    let blocks = dir.join(file_name::TAPE);
+    let compact = dir.join(file_name::COMPACT_TAPE);
+    // `symlink_metadata`: a link counts as present (opening it reports it).
+    match (
+        blocks.symlink_metadata().is_ok(),
+        compact.symlink_metadata().is_ok(),
+    ) {
+        (true, true) => Err(FormatError::TwoTapes {
+            dir: dir.to_owned(),
+        }),
+        (false, true) => Ok(compact),
+        _ => Ok(blocks),
+    }
+}
+
 /// Checks that each of `indices` (read from `file`) names a block of `tape`
 /// and, for inputs, that the block is all-zero. Index 0 is allowed for both:
 /// a variable declared while recording was disabled is passive.
@@ -54,10 +74,9 @@ pub fn check_indices(
     file: &str,
     are_inputs: bool,
 ) -> Result<(), FormatError> {
-    let blocks = tape.blocks();
     for (k, &index) in indices.iter().enumerate() {
         let line = k + 1;
-        let Some(block) = blocks.get(index as usize) else {
+        let Some(zero) = tape.entry_is_zero(index) else {
             return Err(FormatError::IndexBeyondTape {
                 file: file.to_owned(),
                 line,
@@ -65,12 +84,12 @@ pub fn check_indices(
                 blocks: tape.block_count(),
             });
         };
-        if are_inputs && !block.is_zero() {
+        if are_inputs && !zero {
             return Err(FormatError::InputBlockNotZero {
                 file: file.to_owned(),
                 line,
                 index,
-                block: *block,
+                block: tape.entry(index).unwrap_or_default(),
             });
         }
     }

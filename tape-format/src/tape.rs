@@ -8,6 +8,7 @@ use std::path::Path;
 use memmap2::{Mmap, MmapOptions};
 
 use crate::block::{Block, BLOCK_SIZE};
+use crate::compact::{self, Piece};
 use crate::error::FormatError;
 use crate::text::display_name;
 
@@ -29,6 +30,50 @@ enum Storage {
     /// Blocks the creator keeps alive and unchanged below the tape's length
     /// for as long as the `Tape` lives ([`Tape::from_memory`]).
     Borrowed(*const Block, usize),
+    /// A compact stream ([`crate::compact`]), parsed.
+    Compact {
+        bytes: Bytes,
+        pieces: Vec<Piece>,
+        entries: u64,
+    },
+}
+
+/// The bytes of a compact stream.
+enum Bytes {
+    Mapped(Mmap),
+    Owned(Vec<u8>),
+    /// Memory the creator keeps alive and unchanged for as long as the
+    /// `Tape` lives ([`Tape::from_compact_memory`]).
+    Borrowed(*const u8, usize),
+}
+
+impl Bytes {
+    fn get(&self) -> &[u8] {
+        match self {
+            Bytes::Mapped(map) => map,
+            Bytes::Owned(v) => v,
+            // SAFETY: the contract of `from_compact_memory`.
+            Bytes::Borrowed(p, len) => unsafe { std::slice::from_raw_parts(*p, *len) },
+        }
+    }
+}
+
+/// How a tape's entries are stored, for the sweeps.
+pub enum Layout<'a> {
+    /// 32-byte blocks, block `i` with index `i`.
+    Blocks(&'a [Block]),
+    /// A parsed compact stream.
+    Compact(CompactView<'a>),
+}
+
+/// A parsed compact stream: its bytes and its pieces in index order
+/// (disjoint; indices between them are passive entries).
+#[derive(Clone, Copy)]
+pub struct CompactView<'a> {
+    /// The whole stream.
+    pub bytes: &'a [u8],
+    /// Its pieces, sorted, copies dropped.
+    pub pieces: &'a [Piece],
 }
 
 // SAFETY: a `Tape` is only ever read. Mapped and owned storage are plain
@@ -72,6 +117,15 @@ impl Tape {
         };
         let file = crate::files::open_regular(path)?;
         let bytes = file.metadata().map_err(read_error)?.len();
+        if is_compact(&file) {
+            let mut options = MmapOptions::new();
+            if prefault {
+                options.populate();
+            }
+            // SAFETY: as below.
+            let map = unsafe { options.map(&file) }.map_err(read_error)?;
+            return Tape::compact(Bytes::Mapped(map), file_name);
+        }
         check_size(&file_name, bytes)?;
         let mut options = MmapOptions::new();
         if prefault {
@@ -127,9 +181,52 @@ impl Tape {
         Tape::checked(Storage::Borrowed(blocks, len), file.to_owned())
     }
 
+    /// A compact stream held in memory ([`crate::compact`]).
+    pub fn from_compact_bytes(bytes: Vec<u8>, file: &str) -> Result<Tape, FormatError> {
+        Tape::compact(Bytes::Owned(bytes), file.to_owned())
+    }
+
+    /// A compact stream of `len` bytes at `bytes`, viewed without copying
+    /// (the recording runtime's tape in memory, `DGAD_GRAD`), spanning
+    /// `entries` indices (more than its pieces reach when the recording
+    /// handed out indices it did not use).
+    ///
+    /// # Safety
+    /// `bytes..bytes + len` must stay mapped and unchanged for as long as
+    /// the returned `Tape` lives.
+    pub unsafe fn from_compact_memory(
+        bytes: *const u8,
+        len: usize,
+        entries: u64,
+        file: &str,
+    ) -> Result<Tape, FormatError> {
+        let mut tape = Tape::compact(Bytes::Borrowed(bytes, len), file.to_owned())?;
+        if let Storage::Compact { entries: e, .. } = &mut tape.storage {
+            *e = (*e).max(entries);
+        }
+        Ok(tape)
+    }
+
+    fn compact(bytes: Bytes, file: String) -> Result<Tape, FormatError> {
+        let (pieces, entries) =
+            compact::parse(bytes.get()).map_err(|(offset, what)| FormatError::BadCompactTape {
+                file: file.clone(),
+                offset,
+                what,
+            })?;
+        Ok(Tape {
+            storage: Storage::Compact {
+                bytes,
+                pieces,
+                entries,
+            },
+            file,
+        })
+    }
+
     fn checked(storage: Storage, file: String) -> Result<Tape, FormatError> {
         let tape = Tape { storage, file };
-        let block0 = tape.blocks()[0];
+        let block0 = tape.entry(0).unwrap_or_default();
         if !block0.is_zero() {
             return Err(FormatError::Block0NotZero {
                 file: tape.file,
@@ -139,10 +236,20 @@ impl Tape {
         Ok(tape)
     }
 
-    /// The blocks; block `i` has index `i`. Never empty.
+    /// The blocks of a tape of blocks (block `i` has index `i`; never
+    /// empty), `None` for a compact tape.
     #[inline]
-    pub fn blocks(&self) -> &[Block] {
-        match &self.storage {
+    pub fn blocks(&self) -> Option<&[Block]> {
+        match self.layout() {
+            Layout::Blocks(blocks) => Some(blocks),
+            Layout::Compact(_) => None,
+        }
+    }
+
+    /// How the entries are stored.
+    #[inline]
+    pub fn layout(&self) -> Layout<'_> {
+        Layout::Blocks(match &self.storage {
             Storage::Owned(blocks) => blocks,
             // SAFETY: the contract of `from_memory`.
             Storage::Borrowed(blocks, len) => unsafe { std::slice::from_raw_parts(*blocks, *len) },
@@ -158,18 +265,118 @@ impl Tape {
                     std::slice::from_raw_parts(map.as_ptr().cast::<Block>(), map.len() / BLOCK_SIZE)
                 }
             }
-        }
+            Storage::Compact { bytes, pieces, .. } => {
+                return Layout::Compact(CompactView {
+                    bytes: bytes.get(),
+                    pieces,
+                })
+            }
+        })
     }
 
-    /// Number of blocks, block 0 included (so also the number of indices).
+    /// Whether the tape is a compact stream.
+    pub fn is_compact(&self) -> bool {
+        matches!(self.storage, Storage::Compact { .. })
+    }
+
+    /// The entry of index `index` (for checks and printing; sweeps use
+    /// [`Tape::layout`]).
+    pub fn entry(&self, index: u64) -> Option<Block> {
+        if index >= self.block_count() {
+            return None;
+        }
+        Some(match self.layout() {
+            Layout::Blocks(blocks) => blocks[index as usize],
+            Layout::Compact(c) => {
+                let k = c.pieces.partition_point(|p| p.end() <= index);
+                match c.pieces.get(k) {
+                    Some(p) if p.first <= index => {
+                        compact::decode_entry(c.bytes, p, (index - p.first) as usize)
+                    }
+                    _ => Block::ZERO,
+                }
+            }
+        })
+    }
+
+    /// Whether the entry of index `index` is all-zero (an input, a fresh
+    /// index, or an index a compact tape's pieces do not cover); `None`
+    /// beyond the tape. Cheap on a compact tape: its tag alone.
+    pub fn entry_is_zero(&self, index: u64) -> Option<bool> {
+        if index >= self.block_count() {
+            return None;
+        }
+        Some(match self.layout() {
+            Layout::Blocks(blocks) => blocks[index as usize].is_zero(),
+            Layout::Compact(c) => {
+                let k = c.pieces.partition_point(|p| p.end() <= index);
+                match c.pieces.get(k) {
+                    Some(p) if p.first <= index => {
+                        c.bytes[p.tags + (index - p.first) as usize] == 0
+                    }
+                    _ => true,
+                }
+            }
+        })
+    }
+
+    /// Calls `f` with every entry in index order, passive gaps of a
+    /// compact tape included; stops at the first error.
+    pub fn try_for_each_entry<E>(
+        &self,
+        mut f: impl FnMut(u64, &Block) -> Result<(), E>,
+    ) -> Result<(), E> {
+        match self.layout() {
+            Layout::Blocks(blocks) => {
+                for (i, b) in blocks.iter().enumerate() {
+                    f(i as u64, b)?;
+                }
+            }
+            Layout::Compact(c) => {
+                let mut next = 0u64;
+                for p in c.pieces {
+                    for i in next..p.first {
+                        f(i, &Block::ZERO)?;
+                    }
+                    let tags = &c.bytes[p.tags..p.payload];
+                    let mut at = p.payload;
+                    for (k, &t) in tags.iter().enumerate() {
+                        let l = &compact::LAYOUTS[t as usize];
+                        // SAFETY: a parsed piece's payloads lie in the
+                        // stream, followed by its padding.
+                        let b = unsafe {
+                            compact::decode_at(p.first + k as u64, l, c.bytes.as_ptr().add(at))
+                        };
+                        at += l.len as usize;
+                        f(p.first + k as u64, &b)?;
+                    }
+                    next = p.end();
+                }
+                for i in next..self.block_count() {
+                    f(i, &Block::ZERO)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Number of entries, entry 0 included (so also the number of indices).
     #[inline]
     pub fn block_count(&self) -> u64 {
-        self.blocks().len() as u64
+        match &self.storage {
+            Storage::Compact { entries, .. } => *entries,
+            Storage::Owned(blocks) => blocks.len() as u64,
+            Storage::Borrowed(_, len) => *len as u64,
+            Storage::Mapped(map) => (map.len() / BLOCK_SIZE) as u64,
+        }
     }
 
     /// Size of the tape in bytes.
     pub fn byte_len(&self) -> u64 {
-        self.block_count() * BLOCK_SIZE as u64
+        match &self.storage {
+            Storage::Compact { bytes, .. } => bytes.get().len() as u64,
+            _ => self.block_count() * BLOCK_SIZE as u64,
+        }
     }
 
     /// The file name shown in error messages.
@@ -192,13 +399,16 @@ impl Tape {
         // Counted by number of active operands without a branch on it: a
         // tape mixes unary and binary blocks unpredictably.
         let mut by_active = [0u64; 3];
-        for (i, block) in self.blocks().iter().enumerate().skip(1) {
-            let i = i as u64;
+        self.try_for_each_entry(|i, block| {
+            if i == 0 {
+                return Ok(());
+            }
             if block.max_operand() >= i {
                 return Err(self.operand_error(i, block.max_operand()));
             }
             by_active[(block.index1 != 0) as usize + (block.index2 != 0) as usize] += 1;
-        }
+            Ok(())
+        })?;
         Ok(TapeSummary {
             blocks: self.block_count(),
             // Block 0, checked on open, has no operands either.
@@ -214,6 +424,17 @@ impl Tape {
 /// derivative vectors will need can be checked before the tape is mapped.
 pub fn tape_blocks(path: &Path) -> Result<u64, FormatError> {
     let file = crate::files::open_regular(path)?;
+    if is_compact(&file) {
+        let mut header = [0u8; compact::HEADER_BYTES];
+        let declared = std::os::unix::fs::FileExt::read_exact_at(&file, &mut header, 0)
+            .ok()
+            .map(|()| u64::from_le_bytes(header[16..24].try_into().unwrap()))
+            .filter(|&e| e != 0);
+        return match declared {
+            Some(entries) => Ok(entries),
+            None => Ok(Tape::open_with(path, false)?.block_count()),
+        };
+    }
     let bytes = file
         .metadata()
         .map_err(|error| FormatError::Read {
@@ -223,6 +444,13 @@ pub fn tape_blocks(path: &Path) -> Result<u64, FormatError> {
         .len();
     check_size(&crate::text::display_name(path), bytes)?;
     Ok(bytes / BLOCK_SIZE as u64)
+}
+
+/// Whether `file` starts with the compact stream's magic.
+fn is_compact(file: &File) -> bool {
+    let mut magic = [0u8; 8];
+    std::os::unix::fs::FileExt::read_exact_at(file, &mut magic, 0).is_ok()
+        && magic == compact::MAGIC
 }
 
 fn check_size(file: &str, bytes: u64) -> Result<(), FormatError> {
@@ -300,4 +528,72 @@ pub fn write_tape<'b>(
         writer.push(block)?;
     }
     writer.finish()
+}
+
+/// Writes `tape` as a compact stream ([`crate::compact`]) to `path`,
+/// replacing it atomically ([`crate::replace_file`]); returns the bytes
+/// written.
+pub fn write_compact(path: &Path, tape: &Tape) -> Result<u64, FormatError> {
+    let mut written = 0u64;
+    crate::files::replace_file(path, |out| {
+        out.write_all(&compact::header(tape.block_count()))?;
+        written = compact::HEADER_BYTES as u64;
+        let mut piece = vec![0u8; compact::max_piece_bytes(compact::PIECE_ENTRIES)];
+        let mut batch = Vec::with_capacity(compact::PIECE_ENTRIES);
+        let mut first = 0;
+        let mut flush = |first: u64, batch: &mut Vec<Block>| -> std::io::Result<()> {
+            if !batch.is_empty() {
+                let len = compact::encode_piece(first, batch, &mut piece);
+                out.write_all(&piece[..len])?;
+                written += len as u64;
+                batch.clear();
+            }
+            Ok(())
+        };
+        // Runs of passive entries of at least this length are left out
+        // (gaps between pieces read as passive); shorter ones cost a byte
+        // each, less than a piece header.
+        const GAP: u64 = 32;
+        let mut zeros = 0u64;
+        tape.try_for_each_entry(|i, block| -> std::io::Result<()> {
+            if block.is_zero() && i > 0 {
+                zeros += 1;
+                return Ok(());
+            }
+            if zeros >= GAP && !batch.is_empty() {
+                flush(first, &mut batch)?;
+            }
+            if zeros < GAP {
+                for index in i - zeros..i {
+                    if batch.len() == compact::PIECE_ENTRIES {
+                        flush(first, &mut batch)?;
+                    }
+                    if batch.is_empty() {
+                        first = index;
+                    }
+                    batch.push(Block::ZERO);
+                }
+            }
+            zeros = 0;
+            if batch.len() == compact::PIECE_ENTRIES {
+                flush(first, &mut batch)?;
+            }
+            if batch.is_empty() {
+                first = i;
+            }
+            batch.push(*block);
+            Ok(())
+        })?;
+        flush(first, &mut batch)
+    })?;
+    Ok(written)
+}
+
+/// Writes `tape` as 32-byte blocks (`dg-tape`, Derivgrind's format) to
+/// `path`, replacing it atomically; returns the number of blocks.
+pub fn export_blocks(path: &Path, tape: &Tape) -> Result<u64, FormatError> {
+    crate::files::replace_file(path, |out| {
+        tape.try_for_each_entry(|_, block| out.write_all(&block.to_le_bytes()))
+    })?;
+    Ok(tape.block_count())
 }

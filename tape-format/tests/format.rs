@@ -62,7 +62,7 @@ fn tape_round_trips_through_a_file_bit_exactly() {
         let tape = Tape::open_with(&path, prefault).unwrap();
         assert_eq!(tape.block_count(), 4);
         assert_eq!(tape.byte_len(), 128);
-        for (read, written) in tape.blocks().iter().zip(&blocks) {
+        for (read, written) in tape.blocks().expect("a tape of blocks").iter().zip(&blocks) {
             assert_eq!(read.to_le_bytes(), written.to_le_bytes());
         }
     }

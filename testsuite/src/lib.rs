@@ -14,6 +14,7 @@ pub mod derivatives;
 pub mod harness;
 pub mod mathfns;
 pub mod mode_transparency;
+pub mod recording;
 
 use std::ffi::{OsStr, OsString};
 use std::fmt::Write as _;

@@ -136,8 +136,9 @@ fn jacobian_and_dot_agree_with_the_analytic_jacobian() {
 }
 
 /// `grad` and `jacobian` sweep in the program's process at exit by
-/// default (DGAD_GRAD); `--keep-tape` records a file and runs dg-eval. Both
-/// print the same bits, and only `--keep-tape` leaves a tape.
+/// default (DGAD_GRAD); `--keep-tape` records a file (compact by default,
+/// Derivgrind's blocks with `--tape-format derivgrind`) and runs dg-eval.
+/// All print the same bits, and only `--keep-tape` leaves a tape.
 #[test]
 fn in_process_and_file_sweeps_print_the_same() {
     let scratch = ScratchDir::new("launcher-keep-tape");
@@ -147,18 +148,38 @@ fn in_process_and_file_sweeps_print_the_same() {
         &["grad"][..],
     ] {
         let mut printed = Vec::new();
-        for keep in [false, true] {
-            let dir = scratch.path().join(format!("{}-{keep}", command.len()));
+        for (keep, format) in [
+            (false, None),
+            (true, None),
+            (true, Some("derivgrind")),
+            (true, Some("compact")),
+        ] {
+            let dir = scratch.path().join(format!(
+                "{}-{keep}-{}",
+                command.len(),
+                format.unwrap_or("default")
+            ));
             let mut args: Vec<&str> = command.to_vec();
             args.extend(["--json", "--dir", dir.to_str().unwrap()]);
             if keep {
                 args.push("--keep-tape");
             }
+            if let Some(f) = format {
+                args.extend(["--tape-format", f]);
+            }
             // The same text but for the directory it names.
             printed.push(run_dgad(&args).replace(dir.to_str().unwrap(), "DIR"));
-            assert_eq!(dir.join("dg-tape").exists(), keep, "{args:?}");
+            let blocks = format == Some("derivgrind");
+            assert_eq!(dir.join("dg-tape").exists(), keep && blocks, "{args:?}");
+            assert_eq!(
+                dir.join("dg-tape-compact").exists(),
+                keep && !blocks,
+                "{args:?}"
+            );
         }
-        assert_eq!(printed[0], printed[1], "{command:?}");
+        for p in &printed[1..] {
+            assert_eq!(&printed[0], p, "{command:?}");
+        }
     }
 }
 

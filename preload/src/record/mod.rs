@@ -21,8 +21,8 @@
 pub mod client;
 pub mod lines;
 pub mod math;
-pub mod memory;
 pub mod mode;
+pub mod stream;
 pub mod tape_limit;
 pub mod tool;
 pub mod writer;
@@ -71,8 +71,9 @@ pub struct Recorder {
     /// The directory this image's files go to (`DIR` or `DIR/exec-N`), or
     /// -1 before they are created.
     image_dir: AtomicI32,
-    /// `DGAD_GRAD`: the tape kept in memory and swept at exit.
-    memory: Option<memory::MemoryTape>,
+    /// The tape as a compact stream: in memory and swept at exit
+    /// (`DGAD_GRAD`), or in `dg-tape-compact` (`DGAD_TAPE_FORMAT=compact`).
+    stream: Option<stream::StreamTape>,
 }
 
 static RECORDER: OnceLock<Recorder> = OnceLock::new();
@@ -88,23 +89,15 @@ pub fn recorder() -> Option<&'static Recorder> {
 /// directory or the setting.
 ///
 /// With `grad` (`DGAD_GRAD`), the tape is kept in memory (at most
-/// `tape_memory` bytes, `DGAD_TAPE_MEMORY`) and swept at exit
-/// ([`memory`]).
-pub fn init(
-    dir: &[u8],
-    tape_limit: Option<&[u8]>,
-    grad: Option<&[u8]>,
-    tape_memory: Option<&[u8]>,
-) -> Result<(), String> {
-    arm(dir, tape_limit, grad, tape_memory).map_err(|e| format!("record: {e}"))
+/// `tape_memory` bytes, `DGAD_TAPE_MEMORY`) and swept at exit; with
+/// `tape_format` `compact` it is written to `dg-tape-compact` ([`stream`]).
+pub fn init(dir: &[u8], settings: &crate::tools::RecordSettings<'_>) -> Result<(), String> {
+    arm(dir, settings).map_err(|e| format!("record: {e}"))
 }
 
-fn arm(
-    dir: &[u8],
-    tape_limit: Option<&[u8]>,
-    grad: Option<&[u8]>,
-    tape_memory: Option<&[u8]>,
-) -> Result<(), String> {
+fn arm(dir: &[u8], settings: &crate::tools::RecordSettings<'_>) -> Result<(), String> {
+    let (tape_limit, grad, tape_memory) =
+        (settings.tape_limit, settings.grad, settings.tape_memory);
     let shown = String::from_utf8_lossy(dir).into_owned();
     // Relative to the directory the process starts in, as the user meant
     // it: the program may change directory before its first declaration.
@@ -138,20 +131,39 @@ fn arm(
         Some(text) => (tape_limit::parse(text).ok_or_else(|| tape_limit::usage(text))? / 32)
             .min(MAX_INDEX + 1),
     };
-    let memory = match grad {
+    let compact = match settings.tape_format {
+        None | Some(b"derivgrind") => false,
+        Some(b"compact") => true,
+        Some(v) => {
+            return Err(format!(
+                "DGAD_TAPE_FORMAT={} is not one of derivgrind, compact",
+                String::from_utf8_lossy(v)
+            ))
+        }
+    };
+    let stream = match grad {
         None => {
             if tape_memory.is_some() {
                 return Err(
                     "DGAD_TAPE_MEMORY is only read with DGAD_GRAD (the tape kept in memory)".into(),
                 );
             }
-            None
+            compact.then(stream::StreamTape::in_file).transpose()?
         }
-        Some(g) => Some(memory::MemoryTape::new(
-            memory::Grad::parse(g)?,
-            tape_memory,
-            limit_blocks,
-        )?),
+        Some(g) => {
+            if settings.tape_format.is_some() {
+                return Err(
+                    "DGAD_TAPE_FORMAT is not read with DGAD_GRAD (the tape in memory is compact, \
+                     and a spilled one is dg-tape)"
+                        .into(),
+                );
+            }
+            Some(stream::StreamTape::in_memory(
+                stream::Grad::parse(g)?,
+                tape_memory,
+                limit_blocks,
+            )?)
+        }
     };
     // Every file of the recording is created relative to this descriptor.
     let dir_fd = crate::fds::adopt(crate::directory::open(dir, &shown)?);
@@ -172,7 +184,7 @@ fn arm(
         inputs: lines::IndexFile::new(),
         outputs: lines::IndexFile::new(),
         image_dir: AtomicI32::new(-1),
-        memory,
+        stream,
     });
     Ok(())
 }
@@ -273,10 +285,12 @@ impl Recorder {
         // A tape kept in memory has no file until it spills (the stale one
         // is gone above): block 0 is in the region, and the blocks go
         // nowhere until then.
-        if let Some(m) = &self.memory {
-            m.prepare(dirfd);
+        if let Some(m) = &self.stream {
+            if let Err(e) = m.prepare(dirfd, discard) {
+                self.fail_unrecorded(&format!("{dir}: {e}"));
+            }
         }
-        let tape = if discard || self.memory.is_some() {
+        let tape = if discard || self.stream.is_some() {
             crate::directory::open_null().map_or_else(
                 |e| self.fail_unrecorded(&format!("cannot open /dev/null: {}", errno_text(e))),
                 crate::fds::adopt,
@@ -356,8 +370,8 @@ impl Recorder {
         }
         // A tape kept in memory: its region belongs below the chunks that
         // went to the file.
-        if let Some(m) = &self.memory {
-            if m.write_out(self.blocks_handed_out()).is_err() {
+        if let Some(m) = &self.stream {
+            if m.write_out().is_err() {
                 reached = 0;
             }
         }
@@ -403,8 +417,8 @@ impl Recorder {
         }
         writer::drain();
         crate::threads::for_each_context(|c| self.flush(c));
-        if let Some(m) = &self.memory {
-            if let Err(e) = m.write_out(self.blocks_handed_out()) {
+        if let Some(m) = &self.stream {
+            if let Err(e) = m.write_out() {
                 crate::dgad_eprintln!(
                     "record: writing the tape kept in memory to {}{} failed: {}",
                     self.shown_dir(),
@@ -564,19 +578,21 @@ impl Recorder {
         let Some((rest, at)) = self.beyond_memory(bytes, offset) else {
             return;
         };
-        if let Some(m) = &self.memory {
-            m.spill(self);
-        }
-        self.pwrite_all(self.tape_fd.load(Ordering::Acquire), rest, at);
+        let fd = match &self.stream {
+            Some(m) => m.spill(self),
+            None => self.tape_fd.load(Ordering::Acquire),
+        };
+        self.pwrite_all(fd, rest, at);
     }
 
     /// [`Recorder::store`] from a signal handler (the process is dying): no
     /// message, and a failed write ignored (nobody is left to tell).
+    /// A tape kept in memory takes nothing here (its stream grows under a
+    /// lock): the blocks go to the file, below which the stream is written
+    /// out ([`stream::write_out_in_signal`]).
     fn store_in_signal(&self, bytes: &[u8], offset: u64) {
-        let Some((rest, at)) = self.beyond_memory(bytes, offset) else {
-            return;
-        };
-        let fd = match &self.memory {
+        let (rest, at) = (bytes, offset);
+        let fd = match &self.stream {
             Some(m) => m.file_fd().unwrap_or(-1),
             None => self.tape_fd.load(Ordering::Acquire),
         };
@@ -589,7 +605,7 @@ impl Recorder {
     /// does not take, and its offset; `None` when nothing is left for the
     /// file. Signal-safe.
     fn beyond_memory<'a>(&self, bytes: &'a [u8], offset: u64) -> Option<(&'a [u8], u64)> {
-        let (rest, at) = match &self.memory {
+        let (rest, at) = match &self.stream {
             Some(m) => m.store(bytes, offset),
             None => (bytes, offset),
         };
@@ -693,8 +709,8 @@ impl ThreadTape {
 /// tape is completed, and with `DGAD_GRAD` swept.
 pub fn process_ending(how: crate::tool::Ending) {
     match recorder() {
-        Some(r) if has_files() => match &r.memory {
-            Some(m) => memory::finish(r, m, how),
+        Some(r) if has_files() => match &r.stream {
+            Some(m) => stream::finish(r, m, how),
             None => flush_all_files(),
         },
         _ => {}
@@ -756,7 +772,7 @@ pub fn flush_all_in_signal() -> u64 {
         blocks = blocks.max(t.next);
     });
     // A tape kept in memory goes below the chunks written above.
-    memory::write_out_in_signal(r.blocks_handed_out());
+    stream::write_out_in_signal();
     blocks
 }
 
