@@ -203,14 +203,18 @@ pub fn encode_piece(first: u64, blocks: &[Block], out: &mut [u8]) -> usize {
     let n = blocks.len();
     let tags_at = PIECE_HEADER_BYTES;
     let mut at = tags_at + n;
+    let base = out.as_mut_ptr();
     // Every field is stored as 8 bytes and the cursor advanced by its
     // length: the bytes beyond are overwritten by the next field, or are
-    // the padding (`out` has room: each entry takes at most 32 bytes).
-    let mut put = |at: &mut usize, value: u64, len: usize| {
-        out[*at..*at + 8].copy_from_slice(&value.to_le_bytes());
+    // the padding.
+    let put = |at: &mut usize, value: u64, len: usize| {
+        // SAFETY: entry k (0-based) starts at most at tags_at + n + 32 k
+        // and takes at most 32 bytes, so a field's 8 bytes end at most at
+        // tags_at + n + 32 (k + 1) ≤ max_piece_bytes(n) ≤ out.len()
+        // (asserted above).
+        unsafe { base.add(*at).cast::<u64>().write_unaligned(value.to_le()) };
         *at += len;
     };
-    let mut tags = [0u8; PIECE_ENTRIES];
     for (k, b) in blocks.iter().enumerate() {
         // The loop body is long enough that the out-of-order window sees
         // only a few blocks ahead: ask for the next lines early.
@@ -224,13 +228,13 @@ pub fn encode_piece(first: u64, blocks: &[Block], out: &mut [u8]) -> usize {
         let own = first.wrapping_add(k as u64);
         let (s1, d1, w1, p1) = operand(own, b.index1, b.partial1);
         let (s2, d2, w2, p2) = operand(own, b.index2, b.partial2);
-        tags[k] = (s1 + STATES * s2) as u8;
+        // SAFETY: k < n, and the tags take out[tags_at..tags_at + n].
+        unsafe { base.add(tags_at + k).write((s1 + STATES * s2) as u8) };
         put(&mut at, d1, w1);
         put(&mut at, d2, w2);
         put(&mut at, b.partial1.to_bits(), 8 * p1 as usize);
         put(&mut at, b.partial2.to_bits(), 8 * p2 as usize);
     }
-    out[tags_at..tags_at + n].copy_from_slice(&tags[..n]);
     let payload = at - tags_at - n;
     out[at..at + PIECE_PAD].fill(0);
     out[0..8].copy_from_slice(&first.to_le_bytes());
