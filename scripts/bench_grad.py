@@ -39,6 +39,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import perfdoc  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 RELEASE = ROOT / "target/release"
 LIB = RELEASE / "libdgad.so"
@@ -195,15 +198,7 @@ def main():
     lines.append("<!-- bench-grad:end -->")
     table = "\n".join(lines)
     print(table)
-    perf = ROOT / "docs/performance.md"
-    text = perf.read_text()
-    begin, end = "<!-- bench-grad:begin", "<!-- bench-grad:end -->"
-    if begin in text and end in text:
-        head, rest = text.split(begin, 1)
-        text = head + table + rest.split(end, 1)[1]
-    else:
-        text += "\n## Gradients: through a tape file and in the process (issue 18)\n\n" + table + "\n"
-    perf.write_text(text)
+    perfdoc.splice("grad", table, "## Gradients: through a tape file and in the process (issue 18)\n\n")
     if problems:
         sys.exit("\n".join(problems))
 

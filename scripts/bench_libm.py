@@ -26,6 +26,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import perfdoc  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 LIB = ROOT / "target/release/libdgad.so"
 EVAL = ROOT / "target/release/dg-eval"
@@ -167,15 +170,7 @@ def main():
           f"{libm_blocks('unwrapped'):.2f} with DGAD_MATHWRAP=0 "
           f"(total blocks / calls: {stats['wrapped'][0]/args.calls:.2f}, {stats['unwrapped'][0]/args.calls:.2f})")
 
-    perf = ROOT / "docs/performance.md"
-    text = perf.read_text()
-    begin, end = "<!-- bench-libm:begin", "<!-- bench-libm:end -->"
-    if begin in text and end in text:
-        head, rest = text.split(begin, 1)
-        text = head + table + rest.split(end, 1)[1]
-    else:
-        text = text.rstrip("\n") + "\n\n" + SECTION + "\n" + table + "\n"
-    perf.write_text(text)
+    perfdoc.splice("libm", table, SECTION + "\n")
 
 
 if __name__ == "__main__":

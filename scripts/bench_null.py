@@ -15,6 +15,9 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import perfdoc  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 LIB = ROOT / "target/release/libdgad.so"
 OUT = ROOT / "target/bench"
@@ -92,16 +95,7 @@ def main():
     lines.append("<!-- bench-null:end -->")
     table = "\n".join(lines)
     print(table)
-    perf = ROOT / "docs/performance.md"
-    text = perf.read_text() if perf.exists() else ""
-    begin, end = "<!-- bench-null:begin", "<!-- bench-null:end -->"
-    if begin in text and end in text:
-        head, rest = text.split(begin, 1)
-        tail = rest.split(end, 1)[1]
-        text = head + table + tail
-    else:
-        text += "\n" + table + "\n"
-    perf.write_text(text)
+    perfdoc.splice("null", table, "")
 
 
 if __name__ == "__main__":

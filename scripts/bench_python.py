@@ -28,6 +28,9 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import perfdoc  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 LIB = ROOT / "target/release/libdgad.so"
 EVAL = ROOT / "target/release/dg-eval"
@@ -172,15 +175,7 @@ def main():
     print(table)
     for problem in problems:
         print("PROBLEM:", problem, file=sys.stderr)
-    perf = ROOT / "docs/performance.md"
-    text = perf.read_text() if perf.exists() else ""
-    begin, end = "<!-- bench-python:begin", "<!-- bench-python:end -->"
-    if begin in text and end in text:
-        head, rest = text.split(begin, 1)
-        text = head + table + rest.split(end, 1)[1]
-    else:
-        text = text.rstrip("\n") + "\n\n" + HEADING + table + "\n"
-    perf.write_text(text)
+    perfdoc.splice("python", table, HEADING)
     return 1 if problems else 0
 
 

@@ -12,9 +12,13 @@ import re
 import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import perfdoc  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 LIB = ROOT / "target/release/libdgad.so"
@@ -161,15 +165,7 @@ def main():
     ]
     table = "\n".join(lines)
     print(table)
-    perf = ROOT / "docs/performance.md"
-    text = perf.read_text()
-    begin, end = "<!-- bench-record:begin", "<!-- bench-record:end -->"
-    if begin in text and end in text:
-        head, rest = text.split(begin, 1)
-        text = head + table + rest.split(end, 1)[1]
-    else:
-        text += "\n" + table + "\n"
-    perf.write_text(text)
+    perfdoc.splice("record", table, "")
 
 
 if __name__ == "__main__":
