@@ -228,7 +228,7 @@ impl StreamTape {
     /// Appends the blocks `bytes` (tape bytes at `offset`: whole blocks)
     /// to the stream as far as they fit; returns the rest and its offset
     /// (empty when all of it fit). Normal context: a signal handler sends
-    /// its blocks to the file ([`super::Recorder::store_in_signal`]). A
+    /// its blocks to the file (`Recorder::store_in_signal`). A
     /// failed write (the memory file could not grow: memory is short)
     /// sends the rest to the tape file as well.
     pub fn store<'a>(&self, bytes: &'a [u8], offset: u64) -> (&'a [u8], u64) {
