@@ -279,8 +279,11 @@ fn launch(
     if let Some(v) = &c.tape_limit {
         cmd.env("DGAD_TAPE_LIMIT", v);
     }
-    // A tape kept in the program's memory (DGAD_GRAD) has no file format.
-    if mode == "record" && !env.iter().any(|(k, _)| *k == "DGAD_GRAD") {
+    // A tape kept in the program's memory (DGAD_GRAD) has no file format:
+    // the runtime refuses one, also from the user's environment.
+    if env.iter().any(|(k, _)| *k == "DGAD_GRAD") {
+        cmd.env_remove("DGAD_TAPE_FORMAT");
+    } else if mode == "record" {
         cmd.env(
             "DGAD_TAPE_FORMAT",
             c.tape_format.as_deref().unwrap_or("compact"),

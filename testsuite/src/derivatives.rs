@@ -1513,8 +1513,8 @@ fn record_checked(
             outcome_text(&recorded)
         ));
     }
-    if !dir.join("dg-tape").is_file() {
-        return Err("the recording wrote no dg-tape".to_owned());
+    if !crate::recording::has_tape(dir) {
+        return Err("the recording wrote no tape (dg-tape or dg-tape-compact)".to_owned());
     }
     for (file, count) in [("dg-input-indices", inputs), ("dg-output-indices", outputs)] {
         let text = fs::read_to_string(dir.join(file)).unwrap_or_default();

@@ -2419,8 +2419,10 @@ fn recorded(axis: Axis) -> Result<Recorded, String> {
                 dir.display()
             )
         };
-        if !dir.join("dg-tape").is_file() {
-            return Err(context("the recording wrote no dg-tape".to_owned()));
+        if !crate::recording::has_tape(&dir) {
+            return Err(context(
+                "the recording wrote no tape (dg-tape or dg-tape-compact)".to_owned(),
+            ));
         }
         for (file, count) in [
             ("dg-input-indices", layout.inputs),

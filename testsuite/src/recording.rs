@@ -69,3 +69,9 @@ pub fn without_passive_partials(tape: &[u8]) -> Vec<u8> {
     }
     out
 }
+
+/// Whether the record directory `dir` holds a tape, in either format
+/// (`dg-tape`, or `dg-tape-compact` with `DGAD_TAPE_FORMAT=compact`).
+pub fn has_tape(dir: &Path) -> bool {
+    dir.join("dg-tape").is_file() || dir.join("dg-tape-compact").is_file()
+}

@@ -183,6 +183,41 @@ fn in_process_and_file_sweeps_print_the_same() {
     }
 }
 
+/// A `DGAD_TAPE_FORMAT` in the user's environment does not stop `grad`,
+/// whose tape in memory has no file format, and `record` follows it.
+#[test]
+fn a_tape_format_in_the_environment_is_for_tape_files_only() {
+    let scratch = ScratchDir::new("launcher-env-format");
+    let gradient = |text: &str| {
+        let v: serde_json::Value = serde_json::from_str(text).unwrap();
+        v["gradient"].clone()
+    };
+    let reference = gradient(&run_dgad(&["grad", "--json"]));
+    for format in ["compact", "derivgrind"] {
+        let mut cmd = Command::new(dgad());
+        cmd.env("DGAD_TAPE_FORMAT", format)
+            .args(["grad", "--json", "--"])
+            .arg(example());
+        cmd.args(X.map(|x| x.to_string()));
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{format}: {out:?}");
+        let printed = gradient(&String::from_utf8(out.stdout).unwrap());
+        assert_eq!(printed, reference, "{format}");
+    }
+    let dir = scratch.path().join("record");
+    let out = Command::new(dgad())
+        .env("DGAD_TAPE_FORMAT", "compact")
+        .args(["record", "--tape-format", "derivgrind", "--dir"])
+        .arg(&dir)
+        .arg("--")
+        .arg(example())
+        .args(X.map(|x| x.to_string()))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(dir.join("dg-tape").is_file() && !dir.join("dg-tape-compact").exists());
+}
+
 #[test]
 fn bad_seeds_are_refused() {
     let mut cmd = Command::new(dgad());
