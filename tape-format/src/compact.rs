@@ -103,6 +103,10 @@ pub struct TagLayout {
     pub implied1: u64,
     /// Partial 2's bits when implied.
     pub implied2: u64,
+    /// All ones when operand 1 is present (not passive), else 0.
+    pub present1: u64,
+    /// All ones when operand 2 is present, else 0.
+    pub present2: u64,
     /// Payload bytes of the entry.
     pub len: u8,
     /// Offset of operand 2's distance.
@@ -144,6 +148,8 @@ const fn layout(tag: usize) -> TagLayout {
         stored2: if stored2 { u64::MAX } else { 0 },
         implied1: if a.width == 0 { 0 } else { implied(a.partial) },
         implied2: if b.width == 0 { 0 } else { implied(b.partial) },
+        present1: if a.width == 0 { 0 } else { u64::MAX },
+        present2: if b.width == 0 { 0 } else { u64::MAX },
         len,
         off2,
         poff1,
@@ -281,12 +287,9 @@ pub unsafe fn decode_at(own: u64, l: &TagLayout, p: *const u8) -> Block {
             read_u64(p.add(l.poff2 as usize)) & l.stored2,
         )
     };
-    // All ones for a present operand.
-    let present1 = 0u64.wrapping_sub((l.mask1 != 0) as u64);
-    let present2 = 0u64.wrapping_sub((l.mask2 != 0) as u64);
     Block {
-        index1: own.wrapping_sub(d1) & present1,
-        index2: own.wrapping_sub(d2) & present2,
+        index1: own.wrapping_sub(d1) & l.present1,
+        index2: own.wrapping_sub(d2) & l.present2,
         partial1: f64::from_bits(p1 | l.implied1),
         partial2: f64::from_bits(p2 | l.implied2),
     }
