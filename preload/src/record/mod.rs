@@ -543,7 +543,14 @@ impl Recorder {
         let other_process = ctx.other_process != 0;
         let state = ctx.rec();
         if other_process || !writer::hand_off(&mut state.tape, &state.tape_ring) {
-            self.flush(ctx);
+            // A compact piece is encoded in the thread's own buffer, so
+            // that the writer thread may encode another meanwhile.
+            let scratch = if self.encodes() {
+                ctx.rec().tape_ring.scratch()
+            } else {
+                None
+            };
+            self.flush_with(ctx, scratch);
         }
         if ctx.rec().tape.buf == 0 {
             let Some(buf) = ctx.rec().tape_ring.map() else {
@@ -563,21 +570,29 @@ impl Recorder {
     }
 
     /// Writes `bytes` at `offset` of the tape (the writer thread's part).
-    fn write_tape(&self, bytes: &[u8], offset: u64) {
+    /// `scratch`: the writer's own buffer for encoding a compact piece
+    /// (`stream::PIECE_BYTES`), 0 if it has none.
+    fn write_tape(&self, bytes: &[u8], offset: u64, scratch: u64) {
         if self.stopping.load(Ordering::Acquire) {
             // The recording stopped and the tape was cut: write nothing more.
             return;
         }
-        self.store(bytes, offset);
+        self.store_with(bytes, offset, (scratch != 0).then_some(scratch));
     }
 
-    /// Puts `bytes` at `offset` of the tape: into the file, or with
-    /// `DGAD_GRAD` into the region as far as it reaches and the rest into
-    /// the file (which the first such write creates: the spill).
-    fn store(&self, bytes: &[u8], offset: u64) {
-        let Some((rest, at)) = self.beyond_memory(bytes, offset) else {
-            return;
+    /// Puts `bytes` at `offset` of the tape: into the file, or into the
+    /// compact stream as far as it reaches and the rest into the file
+    /// (which the first such write creates: the spill). Compact pieces are
+    /// encoded in `own_scratch` if given (a buffer only the caller uses),
+    /// else in the stream's own buffer under its lock.
+    fn store_with(&self, bytes: &[u8], offset: u64, own_scratch: Option<u64>) {
+        let (rest, at) = match &self.stream {
+            Some(m) => m.store(bytes, offset, own_scratch),
+            None => (bytes, offset),
         };
+        if rest.is_empty() {
+            return;
+        }
         let fd = match &self.stream {
             Some(m) => m.spill(self),
             None => self.tape_fd.load(Ordering::Acquire),
@@ -585,7 +600,14 @@ impl Recorder {
         self.pwrite_all(fd, rest, at);
     }
 
-    /// [`Recorder::store`] from a signal handler (the process is dying): no
+    /// Whether the tape goes into a compact stream: each block there costs
+    /// an encoding, which a recording thread had better share with the
+    /// writer thread than wait for ([`writer::hand_off`]).
+    pub(super) fn encodes(&self) -> bool {
+        self.stream.is_some()
+    }
+
+    /// [`Recorder::store_with`] from a signal handler (the process is dying): no
     /// message, and a failed write ignored (nobody is left to tell).
     /// A tape kept in memory takes nothing here (its stream grows under a
     /// lock): the blocks go to the file, below which the stream is written
@@ -604,22 +626,20 @@ impl Recorder {
     /// The part of `bytes` (at `offset` of the tape) a tape kept in memory
     /// does not take, and its offset; `None` when nothing is left for the
     /// file. Signal-safe.
-    fn beyond_memory<'a>(&self, bytes: &'a [u8], offset: u64) -> Option<(&'a [u8], u64)> {
-        let (rest, at) = match &self.stream {
-            Some(m) => m.store(bytes, offset),
-            None => (bytes, offset),
-        };
-        (!rest.is_empty()).then_some((rest, at))
-    }
-
     /// Writes the thread's blocks not yet in the file.
     pub fn flush(&self, ctx: &mut ThreadCtx) {
+        self.flush_with(ctx, None);
+    }
+
+    /// [`Recorder::flush`], encoding compact pieces in `own_scratch` (the
+    /// thread's own buffer) if given.
+    fn flush_with(&self, ctx: &mut ThreadCtx, own_scratch: Option<u64>) {
         if !ctx.rec().tape.has_unflushed() {
             return;
         }
         self.tape_file();
         let (bytes, offset) = ctx.rec().tape.take_unflushed();
-        self.store(bytes, offset);
+        self.store_with(bytes, offset, own_scratch);
     }
 }
 

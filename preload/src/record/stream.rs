@@ -121,15 +121,13 @@ fn mem_available() -> Option<u64> {
     Some(kib * 1024)
 }
 
+/// Bytes of a buffer that holds any piece.
+pub const PIECE_BYTES: usize = compact::max_piece_bytes(compact::PIECE_ENTRIES);
+
 /// A buffer for one piece (the largest), mapped for the life of the process.
-fn scratch() -> Result<u64, String> {
-    sys::map_anon(
-        compact::max_piece_bytes(compact::PIECE_ENTRIES),
-        libc::PROT_READ | libc::PROT_WRITE,
-        0,
-        false,
-    )
-    .ok_or_else(|| "cannot map a buffer for the tape's pieces".to_string())
+pub fn scratch() -> Result<u64, String> {
+    sys::map_anon(PIECE_BYTES, libc::PROT_READ | libc::PROT_WRITE, 0, false)
+        .ok_or_else(|| "cannot map a buffer for the tape's pieces".to_string())
 }
 
 impl StreamTape {
@@ -228,40 +226,57 @@ impl StreamTape {
     /// Appends the blocks `bytes` (tape bytes at `offset`: whole blocks)
     /// to the stream as far as they fit; returns the rest and its offset
     /// (empty when all of it fit). Normal context: a signal handler sends
-    /// its blocks to the file (`Recorder::store_in_signal`). A
-    /// failed write (the memory file could not grow: memory is short)
-    /// sends the rest to the tape file as well.
-    pub fn store<'a>(&self, bytes: &'a [u8], offset: u64) -> (&'a [u8], u64) {
+    /// its blocks to the file (`Recorder::store_in_signal`). A failed
+    /// write (the memory file could not grow: memory is short) sends the
+    /// rest to the tape file as well.
+    ///
+    /// With `own_scratch` (a buffer of [`PIECE_BYTES`] that only the caller
+    /// uses: the writer thread's) the pieces are encoded outside the lock,
+    /// while another thread appends; without, in the shared buffer under
+    /// the lock.
+    pub fn store<'a>(
+        &self,
+        bytes: &'a [u8],
+        offset: u64,
+        own_scratch: Option<u64>,
+    ) -> (&'a [u8], u64) {
         let fd = self.stream_fd.load(Ordering::Acquire);
         if fd < 0 {
             return (bytes, offset);
         }
-        let mut a = self.appending.lock();
         let mut done = 0usize;
-        while done < bytes.len() && !a.full {
+        while done < bytes.len() {
             let n = ((bytes.len() - done) / 32).min(compact::PIECE_ENTRIES);
             let first = (offset + done as u64) / 32;
             // SAFETY: chunk buffers hold whole, 8-byte aligned blocks
-            // (`Block` is four 8-byte fields); the scratch buffer is
-            // mapped for the life of the process, holds a piece of
-            // PIECE_ENTRIES entries, and is used under the lock only.
-            let (blocks, scratch) = unsafe {
-                (
-                    core::slice::from_raw_parts(bytes[done..].as_ptr().cast::<Block>(), n),
-                    core::slice::from_raw_parts_mut(
-                        a.scratch as *mut u8,
-                        compact::max_piece_bytes(compact::PIECE_ENTRIES),
-                    ),
-                )
+            // (`Block` is four 8-byte fields).
+            let blocks =
+                unsafe { core::slice::from_raw_parts(bytes[done..].as_ptr().cast::<Block>(), n) };
+            let encode = |scratch: u64| {
+                // SAFETY: a scratch buffer is mapped for the life of the
+                // process and holds PIECE_BYTES; the shared one is used
+                // under the lock only, an own one by its owner only.
+                let out =
+                    unsafe { core::slice::from_raw_parts_mut(scratch as *mut u8, PIECE_BYTES) };
+                let len = compact::encode_piece(first, blocks, out);
+                &out[..len]
             };
-            let len = compact::encode_piece(first, blocks, scratch);
-            if a.used + len as u64 > self.capacity
-                || sys::pwrite_all(fd, &scratch[..len], a.used).is_err()
+            let early = own_scratch.map(encode);
+            let mut a = self.appending.lock();
+            if a.full {
+                break;
+            }
+            let piece = match early {
+                Some(piece) => piece,
+                None => encode(a.scratch),
+            };
+            if a.used + piece.len() as u64 > self.capacity
+                || sys::pwrite_all(fd, piece, a.used).is_err()
             {
                 a.full = true;
                 break;
             }
-            a.used += len as u64;
+            a.used += piece.len() as u64;
             a.end = a.end.max(first + n as u64);
             self.committed.store(a.used, Ordering::Release);
             done += n * 32;

@@ -44,6 +44,9 @@ pub struct TapeRing {
     off: [AtomicU64; RING],
     /// The buffer `ThreadTape::buf` points into.
     cur: AtomicU32,
+    /// A buffer of `stream::PIECE_BYTES` where the thread encodes the
+    /// compact pieces of the chunks it writes itself (0 until then).
+    scratch: AtomicU64,
 }
 
 impl TapeRing {
@@ -61,6 +64,18 @@ impl TapeRing {
         }
         self.cur.store(0, Ordering::Relaxed);
         Some(base)
+    }
+
+    /// The thread's own buffer for encoding compact pieces, mapped on
+    /// first use; `None` if the kernel refuses.
+    pub fn scratch(&self) -> Option<u64> {
+        let s = self.scratch.load(Ordering::Relaxed);
+        if s != 0 {
+            return Some(s);
+        }
+        let s = super::stream::scratch().ok()?;
+        self.scratch.store(s, Ordering::Relaxed);
+        Some(s)
     }
 
     /// Whether the writer holds none of the buffers.
@@ -188,8 +203,11 @@ pub fn running() -> bool {
 }
 
 /// Queues the thread's pending blocks and moves it to its next buffer.
-/// Returns false when there is no writer; the caller then writes them
-/// itself.
+/// Returns false when there is no writer, or when the tape is a compact
+/// stream and the writer is behind (the thread's next buffer still
+/// queued): the caller then writes them itself and goes on in the same
+/// buffer — encoding its chunk on its own core rather than waiting for the
+/// writer to encode the ones before it.
 pub fn hand_off(tape: &mut ThreadTape, ring: &TapeRing) -> bool {
     if !tape.has_unflushed() {
         return true;
@@ -198,6 +216,10 @@ pub fn hand_off(tape: &mut ThreadTape, ring: &TapeRing) -> bool {
         return false;
     }
     let cur = ring.cur.load(Ordering::Relaxed) as usize;
+    let behind = ring.busy[(cur + 1) % RING].load(Ordering::Acquire) != FREE;
+    if behind && recorder().is_some_and(|r| r.encodes()) {
+        return false;
+    }
     let (bytes, offset) = tape.take_unflushed();
     ring.ptr[cur].store(bytes.as_ptr() as u64, Ordering::Relaxed);
     ring.len[cur].store(bytes.len() as u64, Ordering::Relaxed);
@@ -289,6 +311,13 @@ extern "C" fn writer_main() -> ! {
     // SAFETY: ARCH_SET_GS with 0 only changes this thread's gs base.
     unsafe { sys::syscall3(libc::SYS_arch_prctl, 0x1001, 0, 0) };
     let rec = recorder().expect("the writer runs only when recording");
+    // Compact pieces are encoded here, outside the stream's lock, while a
+    // recording thread may be appending its own (0: under the lock).
+    let scratch = if rec.encodes() {
+        super::stream::scratch().unwrap_or(0)
+    } else {
+        0
+    };
     let mut idle = 0;
     loop {
         let tail = TAIL.load(Ordering::Relaxed);
@@ -313,7 +342,7 @@ extern "C" fn writer_main() -> ! {
         // (rings are 8-aligned and RING ≤ 8).
         let ring = unsafe { &*((entry & !7) as *const TapeRing) };
         let i = (entry & 7) as usize;
-        rec.write_tape(ring.queued(i), ring.off[i].load(Ordering::Relaxed));
+        rec.write_tape(ring.queued(i), ring.off[i].load(Ordering::Relaxed), scratch);
         crate::stats::STATS
             .writer_chunks
             .fetch_add(1, Ordering::Relaxed);
