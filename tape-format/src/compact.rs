@@ -170,24 +170,25 @@ pub static LAYOUTS: [TagLayout; 256] = {
 };
 
 /// One operand, without a branch on its data (a tape mixes widths and
-/// partial kinds unpredictably): (state, distance, distance bytes, whether
-/// the partial is stored).
+/// partial kinds unpredictably): (state, distance, distance bytes, partial
+/// bytes), every part 0 for a passive operand.
 #[inline(always)]
-fn operand(own: u64, index: u64, partial: f64) -> (usize, u64, usize, bool) {
-    let active = index != 0;
+fn operand(own: u64, index: u64, partial: f64) -> (usize, u64, usize, usize) {
+    // All ones for an active operand.
+    let active = 0usize.wrapping_sub((index != 0) as usize);
     let distance = own.wrapping_sub(index);
     let w = (distance >= 1 << 8) as usize
         + (distance >= 1 << 16) as usize
         + (distance >= 1 << 32) as usize;
     let bits = partial.to_bits();
-    let minus = (bits == MINUS_ONE) as usize;
-    let stored = (bits != ONE && bits != MINUS_ONE) as usize;
-    let state = (1 + 3 * w + minus + 2 * stored) * active as usize;
+    // ±1.0: the bits of 1.0 but for the sign.
+    let unit = bits << 1 == ONE << 1;
+    let kind = if unit { (bits >> 63) as usize } else { 2 };
     (
-        state,
+        (1 + 3 * w + kind) & active,
         distance,
-        (1usize << w) * active as usize,
-        stored != 0 && active,
+        (1usize << w) & active,
+        ((!unit as usize) << 3) & active,
     )
 }
 
@@ -238,8 +239,8 @@ pub fn encode_piece(first: u64, blocks: &[Block], out: &mut [u8]) -> usize {
         unsafe { base.add(tags_at + k).write((s1 + STATES * s2) as u8) };
         put(&mut at, d1, w1);
         put(&mut at, d2, w2);
-        put(&mut at, b.partial1.to_bits(), 8 * p1 as usize);
-        put(&mut at, b.partial2.to_bits(), 8 * p2 as usize);
+        put(&mut at, b.partial1.to_bits(), p1);
+        put(&mut at, b.partial2.to_bits(), p2);
     }
     let payload = at - tags_at - n;
     out[at..at + PIECE_PAD].fill(0);
