@@ -75,3 +75,13 @@ pub fn without_passive_partials(tape: &[u8]) -> Vec<u8> {
 pub fn has_tape(dir: &Path) -> bool {
     dir.join("dg-tape").is_file() || dir.join("dg-tape-compact").is_file()
 }
+
+/// The names in `dir`, sorted.
+pub fn listing(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}

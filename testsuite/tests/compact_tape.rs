@@ -10,20 +10,11 @@
 use std::fs;
 use std::path::Path;
 use testsuite::derivatives::eval_values;
+use testsuite::recording::listing;
 use testsuite::recording::{
     build, record, recurrence, recurrence_gradient, stderr, without_passive_partials,
 };
 use testsuite::{Invocation, ScratchDir};
-
-/// The names of the files in `dir`.
-fn files(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
 
 /// The bits of `values`, to compare them exactly (NaNs included).
 fn bits(values: &[f64]) -> Vec<u64> {
@@ -62,7 +53,7 @@ fn the_compact_tape_gives_dg_eval_the_same_bits() {
         assert!(out.status.success(), "{out:?}");
         assert_eq!(out.stdout, testsuite::run_native(&inv, None).stdout);
         assert_eq!(
-            files(&dir),
+            listing(&dir),
             [
                 ".dgad-recorded-by",
                 "dg-input-indices",
@@ -139,7 +130,7 @@ fn a_program_that_does_not_finish_leaves_its_whole_tape_in_dg_tape() {
     );
     assert!(!out.status.success(), "{out:?}");
     assert_eq!(
-        files(&dir),
+        listing(&dir),
         [
             ".dgad-recorded-by",
             "dg-input-indices",
@@ -252,7 +243,7 @@ fn discarded_tapes_and_bad_settings() {
         Path::new("/dev/null")
     );
     assert!(!dir.join("dg-tape-compact").exists());
-    assert!(files(&dir).iter().all(|f| !f.ends_with(".tmp")));
+    assert!(listing(&dir).iter().all(|f| !f.ends_with(".tmp")));
 
     let dir = scratch.path().join("bad");
     for (env, says) in [

@@ -9,6 +9,7 @@ use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use testsuite::derivatives::eval_values;
+use testsuite::recording::listing;
 use testsuite::{build_record_program, run_under_dgad, Invocation, OptLevel, Outcome, ScratchDir};
 
 /// The user id of `nobody`, the "other user" of these tests when they run
@@ -54,16 +55,6 @@ fn recurrence(x: &str, n: usize) -> Invocation {
 
 fn gradient(dir: &Path) -> Vec<f64> {
     eval_values(dir, "dg-output-bars", "1\n", "dg-input-bars", false)
-}
-
-/// The names in `dir`, sorted.
-fn listing(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
 }
 
 /// Asserts that dgad refused the record directory at start: exit 125,
