@@ -13,7 +13,7 @@
 //! element of `+`, which keeps the loop free of data-dependent branches and
 //! the results bit-identical to Derivgrind's.
 
-use tape_format::compact::{decode_at, Piece, LAYOUTS, PIECE_ENTRIES};
+use tape_format::compact::{decode_at, LAYOUTS, PIECE_ENTRIES};
 use tape_format::{Block, CompactView, FormatError, Layout, Tape};
 
 /// `partial * derivative`, or the neutral `-0.0` when `derivative` is zero.
@@ -130,21 +130,6 @@ unsafe fn reverse_step<const L: usize>(
     Ok(())
 }
 
-/// Decodes `piece`'s entries into `buf` (reused between pieces).
-#[inline(always)]
-fn decode_piece(c: &CompactView<'_>, p: &Piece, buf: &mut Vec<Block>) {
-    buf.clear();
-    let base = c.bytes.as_ptr();
-    let mut at = p.payload;
-    for (n, &t) in c.bytes[p.tags..p.payload].iter().enumerate() {
-        let l = &LAYOUTS[t as usize];
-        // SAFETY: a parsed piece's payloads lie in the stream, followed by
-        // its padding.
-        buf.push(unsafe { decode_at(p.first + n as u64, l, base.add(at)) });
-        at += l.len as usize;
-    }
-}
-
 /// Entries decoded ahead of the reverse sweep over a compact tape, so the
 /// bars they touch can be prefetched as the block sweep does.
 const DECODE_AHEAD: usize = 32;
@@ -235,7 +220,8 @@ pub fn forward_sweep<const L: usize>(
         Layout::Compact(c) => {
             let mut buf = Vec::with_capacity(PIECE_ENTRIES);
             for p in c.pieces {
-                decode_piece(&c, p, &mut buf);
+                buf.clear();
+                buf.extend(p.entries(c.bytes));
                 let first = p.first as usize;
                 for (n, block) in buf.iter().enumerate() {
                     if let Some(ahead) = buf.get(n + PREFETCH_DISTANCE) {

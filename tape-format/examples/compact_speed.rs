@@ -7,7 +7,7 @@ use std::hint::black_box;
 use std::path::Path;
 use std::time::Instant;
 
-use tape_format::compact::{decode_at, encode_piece, max_piece_bytes, LAYOUTS, PIECE_ENTRIES};
+use tape_format::compact::{encode_piece, max_piece_bytes, PIECE_ENTRIES};
 use tape_format::{Block, Layout, Tape};
 
 fn fastest(mut f: impl FnMut()) -> f64 {
@@ -48,13 +48,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let decode = fastest(|| {
         let mut acc = 0u64;
         for p in c.pieces {
-            let mut at = p.payload;
-            for (k, &t) in c.bytes[p.tags..p.payload].iter().enumerate() {
-                let l = &LAYOUTS[t as usize];
-                // SAFETY: a parsed piece's payloads lie in the stream,
-                // followed by its padding.
-                let b = unsafe { decode_at(p.first + k as u64, l, c.bytes.as_ptr().add(at)) };
-                at += l.len as usize;
+            for b in p.entries(c.bytes) {
                 acc = acc.wrapping_add(b.index1 ^ b.index2 ^ b.partial1.to_bits())
                     ^ b.partial2.to_bits();
             }

@@ -390,9 +390,80 @@ pub struct Piece {
 
 #[cfg(feature = "std")]
 impl Piece {
+    /// The piece whose header is at `at` of `bytes`, its fields as the
+    /// header gives them, unchecked (see [`parse`] for the checks); `None`
+    /// when fewer than a header's bytes are left.
+    pub fn read_header(bytes: &[u8], at: usize) -> Option<Piece> {
+        let h = bytes.get(at..at.checked_add(PIECE_HEADER_BYTES)?)?;
+        let count = u32::from_le_bytes(h[8..12].try_into().unwrap());
+        let tags = at + PIECE_HEADER_BYTES;
+        Some(Piece {
+            first: u64::from_le_bytes(h[..8].try_into().unwrap()),
+            count,
+            tags,
+            payload: tags.saturating_add(count as usize),
+            payload_len: u32::from_le_bytes(h[12..16].try_into().unwrap()) as usize,
+        })
+    }
+
     /// One past the index of its last entry.
     pub fn end(&self) -> u64 {
         self.first + self.count as u64
+    }
+
+    /// The offset just past the piece, its padding included.
+    pub fn next(&self) -> usize {
+        self.payload
+            .saturating_add(self.payload_len)
+            .saturating_add(PIECE_PAD)
+    }
+
+    /// The piece's entries in `bytes` (its stream), front to back. Each is
+    /// decoded only where its payload and the 8 bytes a decoder loads
+    /// beyond lie in `bytes`, which holds for every piece [`parse`]
+    /// returns; a piece that does not fit ends there.
+    pub fn entries<'a>(&self, bytes: &'a [u8]) -> Entries<'a> {
+        Entries {
+            bytes,
+            own: self.first,
+            tag: self.tags,
+            tags_end: self.payload.min(bytes.len()),
+            at: self.payload,
+        }
+    }
+}
+
+/// The entries of a piece, front to back ([`Piece::entries`]).
+#[cfg(feature = "std")]
+pub struct Entries<'a> {
+    bytes: &'a [u8],
+    own: u64,
+    tag: usize,
+    tags_end: usize,
+    at: usize,
+}
+
+#[cfg(feature = "std")]
+impl Iterator for Entries<'_> {
+    type Item = Block;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<Block> {
+        if self.tag >= self.tags_end {
+            return None;
+        }
+        let l = &LAYOUTS[self.bytes[self.tag] as usize];
+        let len = l.len as usize;
+        if self.at + len + 8 > self.bytes.len() {
+            return None;
+        }
+        // SAFETY: the payload and the 8 bytes beyond it lie in `bytes`
+        // (checked just above).
+        let b = unsafe { decode_at(self.own, l, self.bytes.as_ptr().add(self.at)) };
+        self.tag += 1;
+        self.own += 1;
+        self.at += len;
+        Some(b)
     }
 }
 
@@ -422,12 +493,16 @@ pub fn parse(bytes: &[u8]) -> Result<(Vec<Piece>, u64), ParseFailure> {
     let mut pieces = Vec::new();
     let mut at = HEADER_BYTES;
     while at < bytes.len() {
-        if bytes.len() - at < PIECE_HEADER_BYTES {
+        let Some(piece) = Piece::read_header(bytes, at) else {
             return fail(at, "a piece header is cut off".into());
-        }
-        let first = u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
-        let count = u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap());
-        let payload_len = u32::from_le_bytes(bytes[at + 12..at + 16].try_into().unwrap()) as usize;
+        };
+        let Piece {
+            first,
+            count,
+            tags,
+            payload,
+            payload_len,
+        } = piece;
         if count == 0 || count as usize > PIECE_ENTRIES {
             return fail(
                 at,
@@ -440,14 +515,10 @@ pub fn parse(bytes: &[u8]) -> Result<(Vec<Piece>, u64), ParseFailure> {
                 format!("a piece at index {first} runs past the last index"),
             );
         }
-        let tags = at + PIECE_HEADER_BYTES;
-        let payload = tags + count as usize;
-        let end = payload
-            .checked_add(payload_len)
-            .and_then(|e| e.checked_add(PIECE_PAD));
-        let Some(end) = end.filter(|&e| e <= bytes.len()) else {
+        let end = piece.next();
+        if end > bytes.len() {
             return fail(at, format!("the piece at index {first} is cut off"));
-        };
+        }
         let mut sum = 0usize;
         for (k, &t) in bytes[tags..payload].iter().enumerate() {
             if t as usize >= TAGS {
@@ -467,13 +538,7 @@ pub fn parse(bytes: &[u8]) -> Result<(Vec<Piece>, u64), ParseFailure> {
         if first == 0 && bytes[tags] != 0 {
             return fail(tags, "entry 0 has operands; it is the passive index".into());
         }
-        pieces.push(Piece {
-            first,
-            count,
-            tags,
-            payload,
-            payload_len,
-        });
+        pieces.push(piece);
         at = end;
     }
     pieces.sort_unstable_by_key(|p| (p.first, p.count));
@@ -508,22 +573,4 @@ pub fn parse(bytes: &[u8]) -> Result<(Vec<Piece>, u64), ParseFailure> {
         );
     }
     Ok((kept, entries))
-}
-
-/// Decodes entry `k` of `piece` in `bytes` (a parsed stream), walking the
-/// piece's tags: for checks and printing, not for sweeps.
-#[cfg(feature = "std")]
-pub fn decode_entry(bytes: &[u8], piece: &Piece, k: usize) -> Block {
-    let tags = &bytes[piece.tags..piece.payload];
-    let at = piece.payload
-        + tags[..k]
-            .iter()
-            .map(|&t| LAYOUTS[t as usize].len as usize)
-            .sum::<usize>();
-    let l = &LAYOUTS[tags[k] as usize];
-    let mut window = [0u8; MAX_ENTRY_PAYLOAD + 8];
-    let avail = (bytes.len() - at).min(window.len());
-    window[..avail].copy_from_slice(&bytes[at..at + avail]);
-    // SAFETY: `window` holds the payload and 8 more bytes.
-    unsafe { decode_at(piece.first + k as u64, l, window.as_ptr()) }
 }

@@ -76,6 +76,17 @@ pub struct CompactView<'a> {
     pub pieces: &'a [Piece],
 }
 
+impl CompactView<'_> {
+    /// The piece holding entry `index` and the entry's place in it; `None`
+    /// for an index no piece covers (a passive entry).
+    fn piece_of(&self, index: u64) -> Option<(&Piece, usize)> {
+        let p = self
+            .pieces
+            .get(self.pieces.partition_point(|p| p.end() <= index))?;
+        (p.first <= index).then(|| (p, (index - p.first) as usize))
+    }
+}
+
 // SAFETY: a `Tape` is only ever read. Mapped and owned storage are plain
 // data; borrowed storage is, by the contract of `Tape::from_memory`, memory
 // that outlives the tape.
@@ -117,25 +128,22 @@ impl Tape {
         };
         let file = crate::files::open_regular(path)?;
         let bytes = file.metadata().map_err(read_error)?.len();
-        if is_compact(&file) {
+        let map = || {
             let mut options = MmapOptions::new();
             if prefault {
                 options.populate();
             }
-            // SAFETY: as below.
-            let map = unsafe { options.map(&file) }.map_err(read_error)?;
-            return Tape::compact(Bytes::Mapped(map), file_name);
+            // SAFETY: the mapping is read-only and private to this process;
+            // the remaining hazard, another process truncating or rewriting
+            // the file while it is mapped, is excluded by the documented
+            // contract of `Tape::open` (the recording has finished).
+            unsafe { options.map(&file) }.map_err(read_error)
+        };
+        if is_compact(&file) {
+            return Tape::compact(Bytes::Mapped(map()?), file_name);
         }
         check_size(&file_name, bytes)?;
-        let mut options = MmapOptions::new();
-        if prefault {
-            options.populate();
-        }
-        // SAFETY: the mapping is read-only and private to this process; the
-        // remaining hazard, another process truncating or rewriting the file
-        // while it is mapped, is excluded by the documented contract of
-        // `Tape::open` (the recording has finished).
-        let map = unsafe { options.map(&file) }.map_err(read_error)?;
+        let map = map()?;
         if map.len() as u64 != bytes {
             return Err(FormatError::TruncatedTape {
                 file: file_name,
@@ -287,15 +295,10 @@ impl Tape {
         }
         Some(match self.layout() {
             Layout::Blocks(blocks) => blocks[index as usize],
-            Layout::Compact(c) => {
-                let k = c.pieces.partition_point(|p| p.end() <= index);
-                match c.pieces.get(k) {
-                    Some(p) if p.first <= index => {
-                        compact::decode_entry(c.bytes, p, (index - p.first) as usize)
-                    }
-                    _ => Block::ZERO,
-                }
-            }
+            Layout::Compact(c) => c
+                .piece_of(index)
+                .and_then(|(p, k)| p.entries(c.bytes).nth(k))
+                .unwrap_or(Block::ZERO),
         })
     }
 
@@ -308,15 +311,9 @@ impl Tape {
         }
         Some(match self.layout() {
             Layout::Blocks(blocks) => blocks[index as usize].is_zero(),
-            Layout::Compact(c) => {
-                let k = c.pieces.partition_point(|p| p.end() <= index);
-                match c.pieces.get(k) {
-                    Some(p) if p.first <= index => {
-                        c.bytes[p.tags + (index - p.first) as usize] == 0
-                    }
-                    _ => true,
-                }
-            }
+            Layout::Compact(c) => c
+                .piece_of(index)
+                .map_or(true, |(p, k)| c.bytes[p.tags + k] == 0),
         })
     }
 
@@ -338,17 +335,8 @@ impl Tape {
                     for i in next..p.first {
                         f(i, &Block::ZERO)?;
                     }
-                    let tags = &c.bytes[p.tags..p.payload];
-                    let mut at = p.payload;
-                    for (k, &t) in tags.iter().enumerate() {
-                        let l = &compact::LAYOUTS[t as usize];
-                        // SAFETY: a parsed piece's payloads lie in the
-                        // stream, followed by its padding.
-                        let b = unsafe {
-                            compact::decode_at(p.first + k as u64, l, c.bytes.as_ptr().add(at))
-                        };
-                        at += l.len as usize;
-                        f(p.first + k as u64, &b)?;
+                    for (i, b) in (p.first..).zip(p.entries(c.bytes)) {
+                        f(i, &b)?;
                     }
                     next = p.end();
                 }

@@ -447,30 +447,22 @@ impl StreamTape {
         let mut at = compact::HEADER_BYTES;
         const BATCH: usize = 32;
         let mut out = [0u8; BATCH * 32];
-        while at + compact::PIECE_HEADER_BYTES <= end {
-            let first = u64::from_le_bytes(stream[at..at + 8].try_into().unwrap_or_default());
-            let count = u32::from_le_bytes(stream[at + 8..at + 12].try_into().unwrap_or_default());
-            let payload_len =
-                u32::from_le_bytes(stream[at + 12..at + 16].try_into().unwrap_or_default());
-            let tags = at + compact::PIECE_HEADER_BYTES;
-            let mut payload = tags + count as usize;
-            let mut k = 0usize;
-            while k < count as usize {
-                let n = (count as usize - k).min(BATCH);
-                for m in 0..n {
-                    let l = &compact::LAYOUTS[stream[tags + k + m] as usize];
-                    // SAFETY: a committed piece's payloads lie in the
-                    // stream, followed by its padding.
-                    let b = unsafe {
-                        compact::decode_at(first + (k + m) as u64, l, stream.as_ptr().add(payload))
-                    };
-                    payload += l.len as usize;
-                    out[m * 32..m * 32 + 32].copy_from_slice(&b.to_le_bytes());
+        while let Some(piece) = compact::Piece::read_header(stream, at) {
+            let mut entries = piece.entries(stream);
+            let mut index = piece.first;
+            loop {
+                let mut n = 0;
+                for b in entries.by_ref().take(BATCH) {
+                    out[n * 32..n * 32 + 32].copy_from_slice(&b.to_le_bytes());
+                    n += 1;
                 }
-                sys::pwrite_all(fd, &out[..n * 32], (first + k as u64) * 32).map_err(|(e, _)| e)?;
-                k += n;
+                if n == 0 {
+                    break;
+                }
+                sys::pwrite_all(fd, &out[..n * 32], index * 32).map_err(|(e, _)| e)?;
+                index += n as u64;
             }
-            at = tags + count as usize + payload_len as usize + compact::PIECE_PAD;
+            at = piece.next();
         }
         self.file.get().ok_or(libc::ENOENT as i64)?.publish()?;
         // The compact file is not the tape any more.
