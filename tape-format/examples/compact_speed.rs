@@ -7,7 +7,7 @@ use std::hint::black_box;
 use std::path::Path;
 use std::time::Instant;
 
-use tape_format::compact::{encode_piece, max_piece_bytes, PIECE_ENTRIES};
+use tape_format::compact::{encode_piece, MAX_PIECE_BYTES, PIECE_ENTRIES};
 use tape_format::{Block, Layout, Tape};
 
 fn fastest(mut f: impl FnMut()) -> f64 {
@@ -29,7 +29,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let n = blocks.len() as f64;
 
     // Encoding into one reused piece buffer (what the writer thread does).
-    let mut piece = vec![0u8; max_piece_bytes(PIECE_ENTRIES)];
+    let mut piece = vec![0u8; MAX_PIECE_BYTES];
     let mut stream = Vec::with_capacity(blocks.len() * 10);
     let encode = fastest(|| {
         stream.clear();

@@ -52,6 +52,9 @@ pub const MAX_ENTRY_PAYLOAD: usize = 32;
 pub const fn max_piece_bytes(entries: usize) -> usize {
     PIECE_HEADER_BYTES + entries * (1 + MAX_ENTRY_PAYLOAD) + PIECE_PAD
 }
+/// The most bytes any piece takes (one of [`PIECE_ENTRIES`] entries): the
+/// size of a buffer an encoder can reuse for every piece.
+pub const MAX_PIECE_BYTES: usize = max_piece_bytes(PIECE_ENTRIES);
 
 /// Operand states per operand; tags are below `STATES²`.
 const STATES: usize = 13;

@@ -526,7 +526,7 @@ pub fn write_compact(path: &Path, tape: &Tape) -> Result<u64, FormatError> {
     crate::files::replace_file(path, |out| {
         out.write_all(&compact::header(tape.block_count()))?;
         written = compact::HEADER_BYTES as u64;
-        let mut piece = vec![0u8; compact::max_piece_bytes(compact::PIECE_ENTRIES)];
+        let mut piece = vec![0u8; compact::MAX_PIECE_BYTES];
         let mut batch = Vec::with_capacity(compact::PIECE_ENTRIES);
         let mut first = 0;
         let mut flush = |first: u64, batch: &mut Vec<Block>| -> std::io::Result<()> {

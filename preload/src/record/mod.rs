@@ -282,9 +282,9 @@ impl Recorder {
         self.outputs.fd.store(output, Ordering::Release);
         // The tape always starts with the all-zero block 0; it is created
         // last, so a tape in the directory means the index files are ours.
-        // A tape kept in memory has no file until it spills (the stale one
-        // is gone above): block 0 is in the region, and the blocks go
-        // nowhere until then.
+        // A compact stream (in memory, or `dg-tape-compact`, created by
+        // `prepare`) holds block 0 and the blocks; `dg-tape` exists only
+        // once they spill (the stale one is gone above).
         if let Some(m) = &self.stream {
             if let Err(e) = m.prepare(dirfd, discard) {
                 self.fail_unrecorded(&format!("{dir}: {e}"));
@@ -571,7 +571,7 @@ impl Recorder {
 
     /// Writes `bytes` at `offset` of the tape (the writer thread's part).
     /// `scratch`: the writer's own buffer for encoding a compact piece
-    /// (`stream::PIECE_BYTES`), 0 if it has none.
+    /// (`compact::MAX_PIECE_BYTES`), 0 if it has none.
     fn write_tape(&self, bytes: &[u8], offset: u64, scratch: u64) {
         if self.stopping.load(Ordering::Acquire) {
             // The recording stopped and the tape was cut: write nothing more.
@@ -613,19 +613,15 @@ impl Recorder {
     /// lock): the blocks go to the file, below which the stream is written
     /// out ([`stream::write_out_in_signal`]).
     fn store_in_signal(&self, bytes: &[u8], offset: u64) {
-        let (rest, at) = (bytes, offset);
         let fd = match &self.stream {
             Some(m) => m.file_fd().unwrap_or(-1),
             None => self.tape_fd.load(Ordering::Acquire),
         };
         if fd >= 0 {
-            let _ = sys::pwrite_all(fd, rest, at);
+            let _ = sys::pwrite_all(fd, bytes, offset);
         }
     }
 
-    /// The part of `bytes` (at `offset` of the tape) a tape kept in memory
-    /// does not take, and its offset; `None` when nothing is left for the
-    /// file. Signal-safe.
     /// Writes the thread's blocks not yet in the file.
     pub fn flush(&self, ctx: &mut ThreadCtx) {
         self.flush_with(ctx, None);

@@ -103,7 +103,7 @@ pub struct StreamTape {
 struct Appender {
     /// Bytes of the stream so far.
     used: u64,
-    /// Address of a buffer of `compact::max_piece_bytes(PIECE_ENTRIES)`
+    /// Address of a buffer of `compact::MAX_PIECE_BYTES`
     /// bytes to encode a piece into.
     scratch: u64,
     /// Set once a piece did not fit: every later block goes to the file.
@@ -121,13 +121,15 @@ fn mem_available() -> Option<u64> {
     Some(kib * 1024)
 }
 
-/// Bytes of a buffer that holds any piece.
-pub const PIECE_BYTES: usize = compact::max_piece_bytes(compact::PIECE_ENTRIES);
-
 /// A buffer for one piece (the largest), mapped for the life of the process.
 pub fn scratch() -> Result<u64, String> {
-    sys::map_anon(PIECE_BYTES, libc::PROT_READ | libc::PROT_WRITE, 0, false)
-        .ok_or_else(|| "cannot map a buffer for the tape's pieces".to_string())
+    sys::map_anon(
+        compact::MAX_PIECE_BYTES,
+        libc::PROT_READ | libc::PROT_WRITE,
+        0,
+        false,
+    )
+    .ok_or_else(|| "cannot map a buffer for the tape's pieces".to_string())
 }
 
 impl StreamTape {
@@ -230,10 +232,10 @@ impl StreamTape {
     /// write (the memory file could not grow: memory is short) sends the
     /// rest to the tape file as well.
     ///
-    /// With `own_scratch` (a buffer of [`PIECE_BYTES`] that only the caller
-    /// uses: the writer thread's) the pieces are encoded outside the lock,
-    /// while another thread appends; without, in the shared buffer under
-    /// the lock.
+    /// With `own_scratch` (a buffer of `compact::MAX_PIECE_BYTES` that only
+    /// the caller uses: the writer thread's, or a recording thread's own)
+    /// the pieces are encoded outside the lock, while another thread
+    /// appends; without, in the shared buffer under the lock.
     pub fn store<'a>(
         &self,
         bytes: &'a [u8],
@@ -254,10 +256,11 @@ impl StreamTape {
                 unsafe { core::slice::from_raw_parts(bytes[done..].as_ptr().cast::<Block>(), n) };
             let encode = |scratch: u64| {
                 // SAFETY: a scratch buffer is mapped for the life of the
-                // process and holds PIECE_BYTES; the shared one is used
-                // under the lock only, an own one by its owner only.
-                let out =
-                    unsafe { core::slice::from_raw_parts_mut(scratch as *mut u8, PIECE_BYTES) };
+                // process and holds `compact::MAX_PIECE_BYTES`; the shared
+                // one is used under the lock only, an own one by its owner.
+                let out = unsafe {
+                    core::slice::from_raw_parts_mut(scratch as *mut u8, compact::MAX_PIECE_BYTES)
+                };
                 let len = compact::encode_piece(first, blocks, out);
                 &out[..len]
             };
@@ -499,11 +502,6 @@ impl StreamTape {
                 "the tape in memory",
             )
         }
-    }
-
-    /// Bytes of the stream, for statistics.
-    pub fn stream_bytes(&self) -> u64 {
-        self.committed.load(Ordering::Acquire)
     }
 }
 

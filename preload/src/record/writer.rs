@@ -44,7 +44,7 @@ pub struct TapeRing {
     off: [AtomicU64; RING],
     /// The buffer `ThreadTape::buf` points into.
     cur: AtomicU32,
-    /// A buffer of `stream::PIECE_BYTES` where the thread encodes the
+    /// A buffer of `compact::MAX_PIECE_BYTES` where the thread encodes the
     /// compact pieces of the chunks it writes itself (0 until then).
     scratch: AtomicU64,
 }
