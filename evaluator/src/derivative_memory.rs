@@ -43,6 +43,21 @@ impl DerivativeMemory {
         Ok(DerivativeMemory { map, dirty: 0 })
     }
 
+    /// The first `len` entries of `L` lanes as they are (after
+    /// [`DerivativeMemory::zeroed`] with at least `len`).
+    ///
+    /// # Panics
+    /// If they are not within what `zeroed` gave out.
+    pub fn view<const L: usize>(&mut self, len: usize) -> &mut [[f64; L]] {
+        assert!(
+            len * L * 8 <= self.dirty,
+            "only memory handed out is viewed"
+        );
+        // SAFETY: as in `zeroed`: aligned, in bounds (asserted), any bits
+        // are a valid f64, and the slice borrows `self` uniquely.
+        unsafe { std::slice::from_raw_parts_mut(self.map.as_mut_ptr().cast::<[f64; L]>(), len) }
+    }
+
     /// The first `len` entries of `L` lanes, all zero.
     ///
     /// # Panics

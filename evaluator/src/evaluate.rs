@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 use tape_format::{check_row_count, file_name, FormatError, Recording, Tape, ValueTable};
 
 use crate::derivative_memory::DerivativeMemory;
-use crate::sweep::{forward_sweep, reverse_sweep};
+use crate::sweep::forward_sweep;
+use crate::window::{reverse_sweep_window, window_len, WINDOW};
 
 /// The widest vector of derivatives swept in one pass: 8 lanes are one
 /// 64-byte cache line per index, and one AVX-512 register.
@@ -214,7 +215,13 @@ pub fn evaluate(
         }
         Seeds::Identity => seeded.len(),
     };
-    let plan = Plan::new(tape.block_count(), directions, options)?;
+    // Derivatives per lane: a reverse sweep keeps a window of them
+    // (`crate::window`), a forward sweep one per block.
+    let slots = match mode {
+        Mode::Reverse => window_len(tape.block_count(), WINDOW) as u64,
+        Mode::Forward => tape.block_count(),
+    };
+    let plan = Plan::new(slots, directions, options)?;
     // The table, the passes' pieces of it while they are collected, and a
     // Jacobian's transpose: checked before any of it is allocated.
     let table = (read.len() as u64)
@@ -251,7 +258,7 @@ pub fn evaluate(
     // A failed pass stops the others from starting new ones.
     let failed = AtomicBool::new(false);
     let worker = || -> Result<(), EvalError> {
-        let bytes = DerivativeMemory::bytes_for(tape.block_count(), plan.lanes);
+        let bytes = DerivativeMemory::bytes_for(slots, plan.lanes);
         let mut memory =
             DerivativeMemory::new(bytes).map_err(|error| EvalError::Alloc { bytes, error })?;
         while !failed.load(Ordering::Relaxed) {
@@ -345,40 +352,58 @@ impl Pass<'_> {
         memory: &mut DerivativeMemory,
         first: usize,
     ) -> Result<PassResult, EvalError> {
-        let derivatives = memory.zeroed::<L>(self.tape.block_count() as usize);
-        for (r, &index) in self.seeded.iter().enumerate() {
-            // Index 0 is passive: seeding it would have no effect in reverse
-            // mode and would break the zero dot of passive operands forward.
-            if index == 0 {
-                continue;
-            }
-            let slot = &mut derivatives[index as usize];
+        debug_assert!(first + L <= self.directions);
+        // Row `r`'s seeds for this pass's lanes.
+        let seed = |r: usize| -> [f64; L] {
+            let mut v = [0.0; L];
             match self.seeds {
-                Seeds::Table(table) => {
-                    for (k, seed) in table.row(r)[first..first + L].iter().enumerate() {
-                        slot[k] += seed;
-                    }
-                }
+                Seeds::Table(table) => v.copy_from_slice(&table.row(r)[first..first + L]),
                 Seeds::Identity => {
                     if (first..first + L).contains(&r) {
-                        slot[r - first] += 1.0;
+                        v[r - first] = 1.0;
                     }
                 }
             }
-        }
-        debug_assert!(first + L <= self.directions);
-
-        let start = Instant::now();
-        match self.mode {
-            Mode::Reverse => reverse_sweep::<L>(self.tape, derivatives)?,
-            Mode::Forward => forward_sweep::<L>(self.tape, derivatives)?,
-        }
-        let sweep_time = start.elapsed();
-
-        let mut values = Vec::with_capacity(self.read.len() * L);
-        for &index in self.read {
-            values.extend_from_slice(&derivatives[index as usize]);
-        }
+            v
+        };
+        let blocks = self.tape.block_count();
+        let (values, sweep_time) = match self.mode {
+            Mode::Reverse => {
+                let ring = memory.zeroed::<L>(window_len(blocks, WINDOW));
+                let seeds: Vec<(u64, [f64; L])> = self
+                    .seeded
+                    .iter()
+                    .enumerate()
+                    .map(|(r, &index)| (index, seed(r)))
+                    .collect();
+                let start = Instant::now();
+                let bars = reverse_sweep_window::<L>(self.tape, ring, &seeds, self.read)?;
+                let sweep_time = start.elapsed();
+                (bars.into_iter().flatten().collect(), sweep_time)
+            }
+            Mode::Forward => {
+                let dots = memory.zeroed::<L>(blocks as usize);
+                for (r, &index) in self.seeded.iter().enumerate() {
+                    // Index 0 is passive: a dot there would break the zero
+                    // dot of passive operands.
+                    if index == 0 {
+                        continue;
+                    }
+                    let v = seed(r);
+                    for (k, d) in dots[index as usize].iter_mut().enumerate() {
+                        *d += v[k];
+                    }
+                }
+                let start = Instant::now();
+                forward_sweep::<L>(self.tape, dots)?;
+                let sweep_time = start.elapsed();
+                let mut values = Vec::with_capacity(self.read.len() * L);
+                for &index in self.read {
+                    values.extend_from_slice(&dots[index as usize]);
+                }
+                (values, sweep_time)
+            }
+        };
         Ok(PassResult {
             first,
             lanes: L,

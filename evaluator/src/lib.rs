@@ -3,7 +3,9 @@
 //!
 //! The layers, bottom up: [`reverse_sweep`] and [`forward_sweep`] are the
 //! hot loops over a `tape_format::Tape`, generic over the lane count `L`, on
-//! a derivative vector of `[f64; L]` per index held in [`DerivativeMemory`];
+//! a derivative vector of `[f64; L]` per index held in [`DerivativeMemory`]
+//! ([`reverse_sweep_window`] keeps the reverse sweep's bars in a window of
+//! recent indices instead, which is what [`evaluate`] uses);
 //! [`evaluate`] seeds a table of directions ([`Seeds`]), splits it into
 //! passes of up to [`MAX_LANES`] lanes run on threads within a memory budget
 //! ([`Plan`], [`SweepOptions`]) and collects an [`Evaluation`]; [`reverse`],
@@ -16,6 +18,7 @@
 mod derivative_memory;
 mod evaluate;
 mod sweep;
+mod window;
 
 pub use derivative_memory::DerivativeMemory;
 pub use evaluate::{
@@ -23,3 +26,4 @@ pub use evaluate::{
     MAX_LANES,
 };
 pub use sweep::{forward_sweep, reverse_sweep};
+pub use window::{reverse_sweep_window, window_len, WINDOW};

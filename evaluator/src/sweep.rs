@@ -18,7 +18,7 @@ use tape_format::{Block, CompactView, FormatError, Layout, Tape};
 
 /// `partial * derivative`, or the neutral `-0.0` when `derivative` is zero.
 #[inline(always)]
-fn contribution(partial: f64, derivative: f64) -> f64 {
+pub(crate) fn contribution(partial: f64, derivative: f64) -> f64 {
     if derivative != 0.0 {
         partial * derivative
     } else {
@@ -30,19 +30,19 @@ fn contribution(partial: f64, derivative: f64) -> f64 {
 /// or read: far enough that most of a cache miss is hidden, near enough that
 /// the lines are still in L1 when the sweep arrives (16 to 64 measure
 /// within 5 % of each other with `examples/sweep_speed.rs`).
-const PREFETCH_DISTANCE: usize = 32;
+pub(crate) const PREFETCH_DISTANCE: usize = 32;
 
 /// Blocks of look-ahead for prefetching the tape itself (4 KiB). The
 /// hardware prefetcher alone leaves a sweep ~40 % slower than with this,
 /// because it does not cross pages and the sweep's dependency chains keep
 /// the out-of-order window from issuing tape loads early.
-const TAPE_DISTANCE: usize = 128;
+pub(crate) const TAPE_DISTANCE: usize = 128;
 
 /// Asks for the cache line of `base[index]` without waiting for it.
 /// `index` may be anything (it comes from a block not validated yet): the
 /// address is computed with wrapping arithmetic, and a prefetch never faults.
 #[inline(always)]
-fn prefetch<T>(base: *const T, index: u64) {
+pub(crate) fn prefetch<T>(base: *const T, index: u64) {
     let address = base.wrapping_add(index as usize);
     #[cfg(target_arch = "x86_64")]
     // SAFETY: `prefetcht0` has no architectural effect, for any address.
@@ -134,18 +134,64 @@ unsafe fn reverse_step<const L: usize>(
 /// bars they touch can be prefetched as the block sweep does.
 const DECODE_AHEAD: usize = 32;
 
-/// The reverse sweep over a compact tape: entries decoded [`DECODE_AHEAD`]
-/// ahead of their update into a ring, their bars prefetched on decoding.
+/// The reverse sweep over a compact tape.
 fn reverse_compact<const L: usize>(
     tape: &Tape,
     c: CompactView<'_>,
     bar: *mut [f64; L],
 ) -> Result<(), FormatError> {
+    compact_backward(
+        c,
+        tape.block_count(),
+        false,
+        |block| {
+            prefetch(bar, block.index1);
+            prefetch(bar, block.index2);
+        },
+        // SAFETY: every own index is below `block_count() == bars.len()`.
+        |i, block| unsafe { reverse_step(tape, bar, i, block) },
+    )
+}
+
+/// Visits the entries of a compact tape from the last down to index 1:
+/// each is decoded [`DECODE_AHEAD`] entries ahead of its `step` into a
+/// ring, and shown to `ahead` then (to prefetch what its step will touch).
+/// With `gaps`, the indices no piece covers (passive entries) below `top`
+/// (the tape's block count) are visited as well, as zero blocks.
+pub(crate) fn compact_backward<E>(
+    c: CompactView<'_>,
+    top: u64,
+    gaps: bool,
+    mut ahead: impl FnMut(&Block),
+    mut step: impl FnMut(usize, &Block) -> Result<(), E>,
+) -> Result<(), E> {
     let base = c.bytes.as_ptr();
     let mut ring = [(0usize, Block::ZERO); DECODE_AHEAD];
     let mut queued = 0usize;
     let mut k = 0usize;
+    let mut feed = |own: u64, block: Block| -> Result<(), E> {
+        ahead(&block);
+        let slot = &mut ring[k % DECODE_AHEAD];
+        if queued == DECODE_AHEAD {
+            if slot.0 != 0 {
+                step(slot.0, &slot.1)?;
+            }
+        } else {
+            queued += 1;
+        }
+        *slot = (own as usize, block);
+        k += 1;
+        Ok(())
+    };
+    // One past the highest index not fed yet.
+    let mut next = top;
     for p in c.pieces.iter().rev() {
+        if gaps {
+            for g in (p.end()..next).rev() {
+                feed(g, Block::ZERO)?;
+            }
+        }
+        next = p.first;
         let tags = &c.bytes[p.tags..p.payload];
         let mut at = p.payload + p.payload_len;
         for (n, &t) in tags.iter().enumerate().rev() {
@@ -154,28 +200,19 @@ fn reverse_compact<const L: usize>(
             at -= l.len as usize;
             // SAFETY: a parsed piece's payloads lie in the stream, followed
             // by its padding.
-            let block = unsafe { decode_at(own, l, base.add(at)) };
-            prefetch(bar, block.index1);
-            prefetch(bar, block.index2);
-            let slot = &mut ring[k % DECODE_AHEAD];
-            if queued == DECODE_AHEAD {
-                if slot.0 != 0 {
-                    // SAFETY: every own index is below `block_count() == bars.len()`.
-                    unsafe { reverse_step(tape, bar, slot.0, &slot.1)? };
-                }
-            } else {
-                queued += 1;
-            }
-            *slot = (own as usize, block);
-            k += 1;
+            feed(own, unsafe { decode_at(own, l, base.add(at)) })?;
+        }
+    }
+    if gaps {
+        for g in (1..next).rev() {
+            feed(g, Block::ZERO)?;
         }
     }
     // The last `queued` entries, oldest first.
     for m in 0..queued {
         let slot = ring[(k + DECODE_AHEAD - queued + m) % DECODE_AHEAD];
         if slot.0 != 0 {
-            // SAFETY: as above.
-            unsafe { reverse_step(tape, bar, slot.0, &slot.1)? };
+            step(slot.0, &slot.1)?;
         }
     }
     Ok(())
