@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use tape_format::{check_row_count, file_name, FormatError, Recording, Tape, ValueTable};
 
 use crate::derivative_memory::DerivativeMemory;
-use crate::sweep::forward_sweep;
+use crate::sweep::{forward_sweep, reverse_sweep};
 use crate::window::{reverse_sweep_window, window_len, WINDOW};
 
 /// The widest vector of derivatives swept in one pass: 8 lanes are one
@@ -91,6 +91,10 @@ pub struct SweepOptions {
     pub threads: usize,
     /// Bytes the derivative vectors may take in total.
     pub memory_budget: u64,
+    /// Slots (a power of two) of the window a reverse sweep keeps its bars
+    /// in when one per block would leave fewer lanes or threads within the
+    /// budget ([`crate::reverse_sweep_window`]; default [`WINDOW`]).
+    pub window: usize,
 }
 
 impl Default for SweepOptions {
@@ -101,6 +105,7 @@ impl Default for SweepOptions {
             max_lanes: MAX_LANES,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             memory_budget: available_memory().map_or(u64::MAX, |bytes| bytes / 4 * 3),
+            window: WINDOW,
         }
     }
 }
@@ -215,13 +220,24 @@ pub fn evaluate(
         }
         Seeds::Identity => seeded.len(),
     };
-    // Derivatives per lane: a reverse sweep keeps a window of them
-    // (`crate::window`), a forward sweep one per block.
-    let slots = match mode {
-        Mode::Reverse => window_len(tape.block_count(), WINDOW) as u64,
-        Mode::Forward => tape.block_count(),
+    // Derivatives per lane: one per block, or for a reverse sweep whose
+    // full arrays would not let as many lanes and threads run within the
+    // budget, a window of them (`crate::window`: less memory, about 15 %
+    // more time per block).
+    let blocks = tape.block_count();
+    let full = Plan::new(blocks, directions, options);
+    let (plan, window) = match mode {
+        Mode::Forward => (full?, None),
+        Mode::Reverse => {
+            let slots = window_len(blocks, options.window.max(1).next_power_of_two());
+            let windowed = Plan::new(slots as u64, directions, options)?;
+            match full {
+                Ok(f) if f.lanes >= windowed.lanes && f.threads >= windowed.threads => (f, None),
+                _ => (windowed, Some(slots)),
+            }
+        }
     };
-    let plan = Plan::new(slots, directions, options)?;
+    let slots = window.map_or(blocks, |w| w as u64);
     // The table, the passes' pieces of it while they are collected, and a
     // Jacobian's transpose: checked before any of it is allocated.
     let table = (read.len() as u64)
@@ -254,6 +270,7 @@ pub fn evaluate(
         seeds,
         read,
         directions: plan.directions,
+        window,
     };
     // A failed pass stops the others from starting new ones.
     let failed = AtomicBool::new(false);
@@ -317,6 +334,9 @@ struct Pass<'a> {
     seeds: Seeds<'a>,
     read: &'a [u64],
     directions: usize,
+    /// Slots of the window a reverse sweep keeps its bars in (`None`: one
+    /// per block).
+    window: Option<usize>,
 }
 
 /// Derivatives of directions `first..first + lanes` at the read indices.
@@ -366,10 +386,10 @@ impl Pass<'_> {
             }
             v
         };
-        let blocks = self.tape.block_count();
-        let (values, sweep_time) = match self.mode {
-            Mode::Reverse => {
-                let ring = memory.zeroed::<L>(window_len(blocks, WINDOW));
+        let blocks = self.tape.block_count() as usize;
+        let (values, sweep_time) = match (self.mode, self.window) {
+            (Mode::Reverse, Some(slots)) => {
+                let ring = memory.zeroed::<L>(slots);
                 let seeds: Vec<(u64, [f64; L])> = self
                     .seeded
                     .iter()
@@ -381,25 +401,29 @@ impl Pass<'_> {
                 let sweep_time = start.elapsed();
                 (bars.into_iter().flatten().collect(), sweep_time)
             }
-            Mode::Forward => {
-                let dots = memory.zeroed::<L>(blocks as usize);
+            (mode, _) => {
+                let derivatives = memory.zeroed::<L>(blocks);
                 for (r, &index) in self.seeded.iter().enumerate() {
-                    // Index 0 is passive: a dot there would break the zero
-                    // dot of passive operands.
+                    // Index 0 is passive: seeding it would have no effect
+                    // in reverse mode and would break the zero dot of
+                    // passive operands forward.
                     if index == 0 {
                         continue;
                     }
                     let v = seed(r);
-                    for (k, d) in dots[index as usize].iter_mut().enumerate() {
+                    for (k, d) in derivatives[index as usize].iter_mut().enumerate() {
                         *d += v[k];
                     }
                 }
                 let start = Instant::now();
-                forward_sweep::<L>(self.tape, dots)?;
+                match mode {
+                    Mode::Reverse => reverse_sweep::<L>(self.tape, derivatives)?,
+                    Mode::Forward => forward_sweep::<L>(self.tape, derivatives)?,
+                }
                 let sweep_time = start.elapsed();
                 let mut values = Vec::with_capacity(self.read.len() * L);
                 for &index in self.read {
-                    values.extend_from_slice(&dots[index as usize]);
+                    values.extend_from_slice(&derivatives[index as usize]);
                 }
                 (values, sweep_time)
             }

@@ -13,7 +13,7 @@
 //! element of `+`, which keeps the loop free of data-dependent branches and
 //! the results bit-identical to Derivgrind's.
 
-use tape_format::compact::{decode_at, LAYOUTS, PIECE_ENTRIES};
+use tape_format::compact::PIECE_ENTRIES;
 use tape_format::{Block, CompactView, FormatError, Layout, Tape};
 
 /// `partial * derivative`, or the neutral `-0.0` when `derivative` is zero.
@@ -99,7 +99,7 @@ pub fn reverse_sweep<const L: usize>(
 /// # Safety
 /// `bar` must point to at least `i + 1` bar vectors.
 #[inline(always)]
-unsafe fn reverse_step<const L: usize>(
+pub(crate) unsafe fn reverse_step<const L: usize>(
     tape: &Tape,
     bar: *mut [f64; L],
     i: usize,
@@ -132,7 +132,7 @@ unsafe fn reverse_step<const L: usize>(
 
 /// Entries decoded ahead of the reverse sweep over a compact tape, so the
 /// bars they touch can be prefetched as the block sweep does.
-const DECODE_AHEAD: usize = 32;
+pub(crate) const DECODE_AHEAD: usize = 32;
 
 /// The reverse sweep over a compact tape.
 fn reverse_compact<const L: usize>(
@@ -140,7 +140,9 @@ fn reverse_compact<const L: usize>(
     c: CompactView<'_>,
     bar: *mut [f64; L],
 ) -> Result<(), FormatError> {
-    compact_backward(
+    // SAFETY: every own index is below `block_count() == bars.len()`.
+    let step = |i, block: &Block| unsafe { reverse_step(tape, bar, i, block) };
+    compact_backward!(
         c,
         tape.block_count(),
         false,
@@ -148,75 +150,92 @@ fn reverse_compact<const L: usize>(
             prefetch(bar, block.index1);
             prefetch(bar, block.index2);
         },
-        // SAFETY: every own index is below `block_count() == bars.len()`.
-        |i, block| unsafe { reverse_step(tape, bar, i, block) },
-    )
-}
-
-/// Visits the entries of a compact tape from the last down to index 1:
-/// each is decoded [`DECODE_AHEAD`] entries ahead of its `step` into a
-/// ring, and shown to `ahead` then (to prefetch what its step will touch).
-/// With `gaps`, the indices no piece covers (passive entries) below `top`
-/// (the tape's block count) are visited as well, as zero blocks.
-pub(crate) fn compact_backward<E>(
-    c: CompactView<'_>,
-    top: u64,
-    gaps: bool,
-    mut ahead: impl FnMut(&Block),
-    mut step: impl FnMut(usize, &Block) -> Result<(), E>,
-) -> Result<(), E> {
-    let base = c.bytes.as_ptr();
-    let mut ring = [(0usize, Block::ZERO); DECODE_AHEAD];
-    let mut queued = 0usize;
-    let mut k = 0usize;
-    let mut feed = |own: u64, block: Block| -> Result<(), E> {
-        ahead(&block);
-        let slot = &mut ring[k % DECODE_AHEAD];
-        if queued == DECODE_AHEAD {
-            if slot.0 != 0 {
-                step(slot.0, &slot.1)?;
-            }
-        } else {
-            queued += 1;
-        }
-        *slot = (own as usize, block);
-        k += 1;
-        Ok(())
-    };
-    // One past the highest index not fed yet.
-    let mut next = top;
-    for p in c.pieces.iter().rev() {
-        if gaps {
-            for g in (p.end()..next).rev() {
-                feed(g, Block::ZERO)?;
-            }
-        }
-        next = p.first;
-        let tags = &c.bytes[p.tags..p.payload];
-        let mut at = p.payload + p.payload_len;
-        for (n, &t) in tags.iter().enumerate().rev() {
-            let own = p.first + n as u64;
-            let l = &LAYOUTS[t as usize];
-            at -= l.len as usize;
-            // SAFETY: a parsed piece's payloads lie in the stream, followed
-            // by its padding.
-            feed(own, unsafe { decode_at(own, l, base.add(at)) })?;
-        }
-    }
-    if gaps {
-        for g in (1..next).rev() {
-            feed(g, Block::ZERO)?;
-        }
-    }
-    // The last `queued` entries, oldest first.
-    for m in 0..queued {
-        let slot = ring[(k + DECODE_AHEAD - queued + m) % DECODE_AHEAD];
-        if slot.0 != 0 {
-            step(slot.0, &slot.1)?;
-        }
-    }
+        |i, block| { step(i, block)? }
+    );
     Ok(())
 }
+
+/// Visits the entries of a compact tape `c` from the last down to index
+/// 1, running `step` with each entry's index `i` and `block`: each is
+/// decoded [`DECODE_AHEAD`] entries ahead of its step into a ring, and
+/// `ahead` runs with it then (to prefetch what its step will touch). With
+/// `gaps` true, the indices no piece covers (passive entries) below `top`
+/// (the tape's block count) are visited as well, as zero blocks.
+///
+/// A macro, not a function taking closures: the step is expanded in
+/// place, so the caller's locals it updates stay in registers (a closure
+/// the compiler would not inline keeps them in memory, reloaded after each
+/// write through the bars' raw pointer). `step` may use `?` and
+/// `continue` nothing else; it runs in the caller's function.
+macro_rules! compact_backward {
+    ($c:expr, $top:expr, $gaps:expr, |$ab:ident| $ahead:block, |$i:ident, $sb:ident| $step:block) => {{
+        let c: tape_format::CompactView<'_> = $c;
+        let base = c.bytes.as_ptr();
+        let mut ring = [(0usize, tape_format::Block::ZERO); $crate::sweep::DECODE_AHEAD];
+        let mut queued = 0usize;
+        let mut k = 0usize;
+        // Queues `block` as entry `own`, running the step of the one it
+        // replaces in the ring.
+        macro_rules! feed {
+            ($own:expr, $block:expr) => {{
+                let own: u64 = $own;
+                let block: tape_format::Block = $block;
+                {
+                    let $ab = &block;
+                    $ahead
+                }
+                let slot = ring[k % $crate::sweep::DECODE_AHEAD];
+                if queued == $crate::sweep::DECODE_AHEAD {
+                    if slot.0 != 0 {
+                        let ($i, $sb) = (slot.0, &slot.1);
+                        $step
+                    }
+                } else {
+                    queued += 1;
+                }
+                ring[k % $crate::sweep::DECODE_AHEAD] = (own as usize, block);
+                k += 1;
+            }};
+        }
+        // One past the highest index not fed yet.
+        let mut next: u64 = $top;
+        for p in c.pieces.iter().rev() {
+            if $gaps {
+                for g in (p.end()..next).rev() {
+                    feed!(g, tape_format::Block::ZERO);
+                }
+            }
+            next = p.first;
+            let tags = &c.bytes[p.tags..p.payload];
+            let mut at = p.payload + p.payload_len;
+            for (n, &t) in tags.iter().enumerate().rev() {
+                let own = p.first + n as u64;
+                let l = &tape_format::compact::LAYOUTS[t as usize];
+                at -= l.len as usize;
+                // SAFETY: a parsed piece's payloads lie in the stream,
+                // followed by its padding.
+                feed!(own, unsafe {
+                    tape_format::compact::decode_at(own, l, base.add(at))
+                });
+            }
+        }
+        if $gaps {
+            for g in (1..next).rev() {
+                feed!(g, tape_format::Block::ZERO);
+            }
+        }
+        // The last `queued` entries, oldest first.
+        for m in 0..queued {
+            let slot =
+                ring[(k + $crate::sweep::DECODE_AHEAD - queued + m) % $crate::sweep::DECODE_AHEAD];
+            if slot.0 != 0 {
+                let ($i, $sb) = (slot.0, &slot.1);
+                $step
+            }
+        }
+    }};
+}
+pub(crate) use compact_backward;
 
 /// Forward sweep: with `dots[x]` holding the seeded dot values of the inputs
 /// (zero elsewhere, and always at index 0), visits blocks from 1 to the last

@@ -5,7 +5,11 @@
 //! thousand blocks below `i`. Keeping one bar per index of the whole tape
 //! costs fresh memory the kernel must clear (246 MB for the 30.8 M blocks
 //! of the Burgers benchmark, most of `dg-eval`'s time there), although
-//! the bars above `i` are dead once `i` is reached. So the bars live in a
+//! the bars above `i` are dead once `i` is reached. [`crate::evaluate`]
+//! takes this sweep when full arrays would leave fewer lanes or threads
+//! within its memory budget: it costs about 15 % more time per block on a
+//! block tape (masked indices, a slot cleared per block, a comparison per
+//! operand), so where memory is plentiful the full array is faster. So the bars live in a
 //! ring of `W` slots (a power of two), slot `x mod W` for index `x`, which
 //! holds the indices `i + 1 − W ..= i` while block `i` is swept. The slot
 //! of `i` is cleared once its bar is used, ready for `i − W`.
@@ -28,7 +32,9 @@ use tape_format::{Block, Layout, Tape};
 
 use crate::derivative_memory::DerivativeMemory;
 use crate::evaluate::EvalError;
-use crate::sweep::{compact_backward, contribution, prefetch, PREFETCH_DISTANCE, TAPE_DISTANCE};
+use crate::sweep::{
+    compact_backward, contribution, prefetch, reverse_step, PREFETCH_DISTANCE, TAPE_DISTANCE,
+};
 
 /// Slots of the window (per lane: 32 MiB): larger than the distance
 /// between a value and its last use on the tapes measured (Burgers: about
@@ -49,7 +55,6 @@ pub fn window_len(blocks: u64, window: usize) -> usize {
 /// The state of one windowed reverse sweep.
 struct Sweep<'m, const L: usize> {
     tape: &'m Tape,
-    /// The ring (while `full` is `None`).
     ring: *mut [f64; L],
     mask: usize,
     /// Indices per bucket (a power of two, at most the window).
@@ -64,14 +69,23 @@ struct Sweep<'m, const L: usize> {
     /// a quarter of the window's slots (each takes more than twice a
     /// slot's bytes).
     kept_limit: usize,
-    /// The full array and its length, once the sweep moved to it.
-    full: Option<(DerivativeMemory, usize)>,
     /// (index, row of the result), by index from the highest.
     reads: Vec<(u64, usize)>,
     at: usize,
-    /// Index of the next bar to read (0: none left on the tape).
-    next_read: u64,
     out: Vec<[f64; L]>,
+}
+
+/// What a step needs on every block, kept in registers: copies of the
+/// sweep's fields (the ring is written through a raw pointer, so the
+/// compiler could not keep the fields themselves there).
+#[derive(Clone, Copy)]
+struct Hot<const L: usize> {
+    ring: *mut [f64; L],
+    mask: usize,
+    owned: u64,
+    /// The next index (from the top) where a bucket enters or a bar is
+    /// read; 0 for none (index 0 is never swept).
+    event: u64,
 }
 
 /// Reverse sweep of `tape` from `seeds` (index, seed; seeds at one index
@@ -96,35 +110,25 @@ pub fn reverse_sweep_window<const L: usize>(
     assert!(w.is_power_of_two(), "a window of 2^k slots");
     let blocks = tape.block_count();
     let bucket = (w / 4).max(1);
-    // Every slot is free at the start: the indices from `blocks − W` up
-    // own theirs (from a bucket boundary, so that buckets enter whole).
-    let owned = blocks
-        .saturating_sub(w as u64)
-        .next_multiple_of(bucket as u64);
     let mut reads: Vec<(u64, usize)> = read.iter().copied().zip(0..).collect();
     reads.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     assert!(
         reads.first().map_or(true, |r| r.0 < blocks),
         "read index beyond the tape"
     );
-    // Prefetches go to the ring (harmlessly on after a move to a full
-    // array).
-    let (ring_at, mask) = (ring.as_ptr(), w as u64 - 1);
-    let prefetch_bars = |b: &Block| {
-        prefetch(ring_at, b.index1 & mask);
-        prefetch(ring_at, b.index2 & mask);
-    };
     let mut s = Sweep {
         tape,
         ring: ring.as_mut_ptr(),
         mask: w - 1,
         bucket,
-        owned,
+        // Every slot is free at the start: the indices from `blocks − W`
+        // up own theirs (from a bucket boundary, so buckets enter whole).
+        owned: blocks
+            .saturating_sub(w as u64)
+            .next_multiple_of(bucket as u64),
         buckets: Vec::new(),
         kept: 0,
         kept_limit: (w / 4).max(1),
-        full: None,
-        next_read: reads.first().map_or(0, |r| r.0),
         reads,
         at: 0,
         out: vec![[0.0; L]; read.len()],
@@ -135,18 +139,61 @@ pub fn reverse_sweep_window<const L: usize>(
             s.add(index, value);
         }
     }
+    let hot = s.hot(blocks as usize);
+    // Prefetches go to the ring.
+    let (ring_at, mask) = (hot.ring, hot.mask as u64);
+    let prefetch_bars = |b: &Block| {
+        prefetch(ring_at, b.index1 & mask);
+        prefetch(ring_at, b.index2 & mask);
+    };
+    // After a move to a full array (at the block given): the array.
+    let mut full: Option<(DerivativeMemory, usize)> = None;
     match tape.layout() {
         Layout::Blocks(blocks) => {
+            let (mut owned, mut event) = (hot.owned, hot.event);
             for i in (1..blocks.len()).rev() {
                 prefetch(blocks.as_ptr(), i.wrapping_sub(TAPE_DISTANCE) as u64);
                 prefetch_bars(&blocks[i.saturating_sub(PREFETCH_DISTANCE)]);
-                s.step(i, &blocks[i])?;
+                let moved = window_step(
+                    &mut s, hot.ring, hot.mask, &mut owned, &mut event, i, &blocks[i],
+                )?;
+                if let Some(memory) = moved {
+                    let len = i;
+                    let bars = full.insert((memory, len)).0.view::<L>(len).as_mut_ptr();
+                    for i in (1..i).rev() {
+                        full_step(tape, bars, len, i, &blocks[i])?;
+                    }
+                    break;
+                }
             }
         }
         Layout::Compact(c) => {
             // Every index is visited: its slot is freed for the index W
             // below, and a bar read there is taken.
-            compact_backward(c, blocks, true, prefetch_bars, |i, b| s.step(i, b))?
+            let (mut owned, mut event) = (hot.owned, hot.event);
+            let (mut bars, mut len): (*mut [f64; L], usize) = (core::ptr::null_mut(), 0);
+            compact_backward!(c, blocks, true, |b| { prefetch_bars(b) }, |i, b| {
+                if bars.is_null() {
+                    let moved =
+                        window_step(&mut s, hot.ring, hot.mask, &mut owned, &mut event, i, b)?;
+                    if let Some(memory) = moved {
+                        len = i;
+                        bars = full.insert((memory, len)).0.view::<L>(len).as_mut_ptr();
+                    }
+                } else {
+                    full_step(tape, bars, len, i, b)?;
+                }
+            });
+        }
+    }
+    if let Some((mut memory, len)) = full {
+        // The bars still to read are below the move.
+        let bars = memory.view::<L>(len);
+        for &(index, row) in &s.reads[s.at..] {
+            // Index 0 took the passive operands' contributions there.
+            if index != 0 {
+                s.out[row] = bars[index as usize];
+            }
         }
     }
     // Bars of index 0 (passive) are zero, as `out` starts.
@@ -154,63 +201,38 @@ pub fn reverse_sweep_window<const L: usize>(
 }
 
 impl<const L: usize> Sweep<'_, L> {
-    /// Sweeps block `i`.
-    #[inline(always)]
-    fn step(&mut self, i: usize, block: &Block) -> Result<(), EvalError> {
-        if block.max_operand() >= i as u64 {
-            return Err(self
-                .tape
-                .operand_error(i as u64, block.max_operand())
-                .into());
-        }
-        if self.full.is_some() {
-            return self.full_step(i, block);
-        }
+    /// The hot copy for the blocks below `i`.
+    fn hot(&self, i: usize) -> Hot<L> {
         let w = self.mask + 1;
-        if (i + 1) & (self.bucket - 1) == 0 && i + 1 >= w {
-            self.enter((i + 1 - w) / self.bucket);
+        // The highest index below `i` where a bucket enters: `kB − 1` with
+        // `kB ≥ W`.
+        let entry = (i / self.bucket * self.bucket).checked_sub(1);
+        let entry = entry
+            .filter(|&e| e + 1 >= w && e < i)
+            .map_or(0, |e| e as u64);
+        let read = self.reads.get(self.at).map_or(0, |r| r.0);
+        Hot {
+            ring: self.ring,
+            mask: self.mask,
+            owned: self.owned,
+            event: entry.max(read),
         }
-        // SAFETY: the ring holds mask + 1 slots and every index is masked.
-        let bar_i = unsafe {
-            let slot = self.ring.add(i & self.mask);
-            let bar = slot.read();
-            slot.write([0.0; L]);
-            bar
-        };
-        for (j, p) in [
-            (block.index1, block.partial1),
-            (block.index2, block.partial2),
-        ] {
-            let mut c = [0.0; L];
-            for k in 0..L {
-                c[k] = contribution(p, bar_i[k]);
-            }
-            if j >= self.owned {
-                self.ring_add(j, c);
-            } else if j != 0 {
-                self.keep(j, c)?;
-            }
-        }
-        if i as u64 == self.next_read {
-            self.take_reads(i as u64, bar_i);
-        }
-        if self.kept > self.kept_limit {
-            self.go_full(i)?;
-        }
-        Ok(())
     }
 
-    /// Adds `value` to the bar of `j` in its slot.
-    #[inline(always)]
-    fn ring_add(&mut self, j: u64, value: [f64; L]) {
-        // SAFETY: the ring holds mask + 1 slots and the index is masked.
-        unsafe {
-            let slot = self.ring.add(j as usize & self.mask);
-            let mut bar = slot.read();
-            for k in 0..L {
-                bar[k] += value[k];
+    /// At index `i`, before its block: a bucket enters, bars are read.
+    #[cold]
+    fn event(&mut self, i: usize) {
+        let w = self.mask + 1;
+        if (i + 1) % self.bucket == 0 && i + 1 >= w {
+            self.enter((i + 1 - w) / self.bucket);
+        }
+        while let Some(&(index, row)) = self.reads.get(self.at) {
+            if index != i as u64 {
+                break;
             }
-            slot.write(bar);
+            // SAFETY: the ring holds mask + 1 slots and the index is masked.
+            self.out[row] = unsafe { self.ring.add(i & self.mask).read() };
+            self.at += 1;
         }
     }
 
@@ -218,7 +240,7 @@ impl<const L: usize> Sweep<'_, L> {
     /// bucket enters (seeds, before the sweep).
     fn add(&mut self, j: u64, value: [f64; L]) {
         if j >= self.owned {
-            self.ring_add(j, value);
+            ring_add(self.ring, self.mask, j, value);
         } else {
             let b = j as usize / self.bucket;
             if self.buckets.len() <= b {
@@ -229,21 +251,20 @@ impl<const L: usize> Sweep<'_, L> {
         }
     }
 
-    /// A contribution to `j`, below the owned slots, kept in its bucket.
+    /// A contribution to `j`, below the owned slots, kept in its bucket;
+    /// true if too many are kept now.
     #[cold]
-    fn keep(&mut self, j: u64, value: [f64; L]) -> Result<(), EvalError> {
+    fn keep(&mut self, j: u64, value: [f64; L]) -> bool {
         // Adding -0.0 changes no bar: only real additions are kept.
-        if value.iter().all(|v| v.to_bits() == (-0.0f64).to_bits()) {
-            return Ok(());
+        if value.iter().any(|v| v.to_bits() != (-0.0f64).to_bits()) {
+            self.add(j, value);
         }
-        self.add(j, value);
-        Ok(())
+        self.kept > self.kept_limit
     }
 
     /// Bucket `b`'s slots are free (its indices are `W` or less below the
     /// next block): its additions go in, in their order, and its indices
     /// own their slots from now on.
-    #[cold]
     fn enter(&mut self, b: usize) {
         let start = (b * self.bucket) as u64;
         if start >= self.owned {
@@ -254,28 +275,16 @@ impl<const L: usize> Sweep<'_, L> {
             let kept = core::mem::take(bucket);
             self.kept -= kept.len();
             for (j, value) in kept {
-                self.ring_add(j, value);
+                ring_add(self.ring, self.mask, j, value);
             }
         }
     }
 
-    /// Records `bar` as the result of every read of index `i`.
-    fn take_reads(&mut self, i: u64, bar: [f64; L]) {
-        while let Some(&(index, row)) = self.reads.get(self.at) {
-            if index != i {
-                break;
-            }
-            self.out[row] = bar;
-            self.at += 1;
-        }
-        self.next_read = self.reads.get(self.at).map_or(0, |r| r.0);
-    }
-
-    /// Moves the bars into a full array of the indices below `i` (swept
-    /// last): the slots of the indices from `owned` (their own, as they are
-    /// at most `W` below `i`), then the additions kept, in their order.
+    /// A full array of the indices below `i` (swept last): the slots of
+    /// the indices from `owned` (their own, as they are at most `W` below
+    /// `i`), then the additions kept, in their order.
     #[cold]
-    fn go_full(&mut self, i: usize) -> Result<(), EvalError> {
+    fn go_full(&mut self, i: usize) -> Result<DerivativeMemory, EvalError> {
         let bytes = DerivativeMemory::bytes_for(i as u64, L);
         let mut memory =
             DerivativeMemory::new(bytes).map_err(|error| EvalError::Alloc { bytes, error })?;
@@ -292,30 +301,91 @@ impl<const L: usize> Sweep<'_, L> {
             }
         }
         self.kept = 0;
-        self.full = Some((memory, i));
-        Ok(())
+        Ok(memory)
     }
+}
 
-    /// [`Sweep::step`] on the full array.
-    #[cold]
-    fn full_step(&mut self, i: usize, block: &Block) -> Result<(), EvalError> {
-        let Some((memory, len)) = &mut self.full else {
-            unreachable!("called after go_full");
-        };
-        let bars = memory.view::<L>(*len);
-        let bar_i = bars[i];
-        for (j, p) in [
-            (block.index1, block.partial1),
-            (block.index2, block.partial2),
-        ] {
-            let slot = &mut bars[j as usize];
-            for k in 0..L {
-                slot[k] += contribution(p, bar_i[k]);
-            }
+/// Sweeps block `i` of `s`, whose ring is at `ring` (`mask + 1` slots),
+/// with copies of its hot fields in `owned` and `event` (the ring is
+/// written through a raw pointer, so the compiler keeps no field of `s`
+/// in a register across a write; locals it does); returns the full array
+/// the sweep moved to, if it did.
+#[inline(always)]
+fn window_step<const L: usize>(
+    s: &mut Sweep<'_, L>,
+    ring: *mut [f64; L],
+    mask: usize,
+    owned: &mut u64,
+    event: &mut u64,
+    i: usize,
+    block: &Block,
+) -> Result<Option<DerivativeMemory>, EvalError> {
+    if block.max_operand() >= i as u64 {
+        return Err(s.tape.operand_error(i as u64, block.max_operand()).into());
+    }
+    if i as u64 == *event {
+        s.event(i);
+        let h = s.hot(i);
+        (*owned, *event) = (h.owned, h.event);
+    }
+    // SAFETY: the ring holds mask + 1 slots; the index is masked.
+    let bar_i = unsafe {
+        let slot = ring.add(i & mask);
+        let bar = slot.read();
+        slot.write([0.0; L]);
+        bar
+    };
+    // The two operands written out: an array of them would be built on
+    // the stack on every block.
+    let mut c1 = [0.0; L];
+    let mut c2 = [0.0; L];
+    for k in 0..L {
+        c1[k] = contribution(block.partial1, bar_i[k]);
+        c2[k] = contribution(block.partial2, bar_i[k]);
+    }
+    let mut over = false;
+    if block.index1 >= *owned {
+        ring_add(ring, mask, block.index1, c1);
+    } else if block.index1 != 0 {
+        over |= s.keep(block.index1, c1);
+    }
+    if block.index2 >= *owned {
+        ring_add(ring, mask, block.index2, c2);
+    } else if block.index2 != 0 {
+        over |= s.keep(block.index2, c2);
+    }
+    if over {
+        return s.go_full(i).map(Some);
+    }
+    Ok(None)
+}
+
+/// The full array's step for block `i`, after the move: `bars` holds
+/// `len` bar vectors (the indices below the block the move followed).
+fn full_step<const L: usize>(
+    tape: &Tape,
+    bars: *mut [f64; L],
+    len: usize,
+    i: usize,
+    block: &Block,
+) -> Result<(), tape_format::FormatError> {
+    assert!(i < len, "the full array holds every index still to sweep");
+    // SAFETY: `bars` holds `len > i` vectors (asserted), as `reverse_step`
+    // needs.
+    unsafe { reverse_step(tape, bars, i, block) }
+}
+
+/// Adds `value` to the slot of `j` in the ring at `ring` of `mask + 1`
+/// slots.
+#[inline(always)]
+fn ring_add<const L: usize>(ring: *mut [f64; L], mask: usize, j: u64, value: [f64; L]) {
+    // SAFETY: the ring holds mask + 1 slots and the index is masked.
+    unsafe {
+        let slot = ring.add(j as usize & mask);
+        let mut bar = slot.read();
+        for k in 0..L {
+            bar[k] += value[k];
         }
-        if i as u64 == self.next_read {
-            self.take_reads(i as u64, bar_i);
-        }
-        Ok(())
+        slot.write(bar);
     }
 }

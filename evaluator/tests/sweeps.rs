@@ -322,6 +322,7 @@ fn the_plan_fits_the_memory_budget() {
         max_lanes: 8,
         threads: 2,
         memory_budget,
+        window: evaluator::WINDOW,
     };
     let plan = |directions, b| Plan::new(blocks, directions, &budget(b));
     assert_eq!(

@@ -3,13 +3,16 @@
 //! same bits for every window size, from one slot (every operand is far)
 //! to more than the tape, on block and compact tapes, with seeds and reads
 //! anywhere, through the move to a full array when far additions pile up;
-//! and the same operand error.
+//! the same operand error; and `evaluate` taking the window when the
+//! budget is tight.
 
 mod common;
 
 use common::Rng;
-use evaluator::{reverse_sweep, reverse_sweep_window, EvalError};
-use tape_format::{Block, FormatError, Tape};
+use evaluator::{
+    evaluate, reverse_sweep, reverse_sweep_window, EvalError, Mode, Seeds, SweepOptions,
+};
+use tape_format::{Block, FormatError, Tape, ValueTable};
 
 /// A partial as recordings have them, with the special values a sweep must
 /// keep (signed zeros, an infinity, a NaN).
@@ -137,5 +140,48 @@ fn an_operand_not_older_than_its_block_is_the_same_error() {
             }
             other => panic!("{other:?}"),
         }
+    }
+}
+
+/// `evaluate` keeps a reverse sweep's bars in a window when one per block
+/// would not fit the budget, with the same results as without a budget;
+/// a forward sweep has no window and fails as before.
+#[test]
+fn evaluate_takes_the_window_when_the_full_array_does_not_fit() {
+    let mut rng = Rng(0x0dd_ba11);
+    let n = 20_000;
+    let inputs = 5;
+    let blocks = random_tape(&mut rng, inputs, n);
+    let tape = Tape::from_blocks(blocks, "dg-tape").unwrap();
+    let outs: Vec<u64> = vec![n - 1, n - 2, n / 2, n - 1];
+    let ins: Vec<u64> = (1..=inputs).chain([0, n / 3]).collect();
+    // Three directions, a row per output (reverse) or input (forward).
+    let mut table = |rows: usize| ValueTable::new(3, (0..rows * 3).map(|_| rng.unit()).collect());
+    let (bars, dots) = (table(outs.len()), table(ins.len()));
+    let run = |budget: u64, window: usize, mode: Mode| {
+        let (seeded, read, seeds) = match mode {
+            Mode::Reverse => (&outs, &ins, &bars),
+            Mode::Forward => (&ins, &outs, &dots),
+        };
+        let options = SweepOptions {
+            max_lanes: 8,
+            threads: 1,
+            memory_budget: budget,
+            window,
+        };
+        evaluate(&tape, mode, seeded, Seeds::Table(seeds), read, &options)
+    };
+    let want = run(u64::MAX, 1024, Mode::Reverse).unwrap();
+    assert_eq!(want.plan.lanes, 3);
+    // 3 lanes of 1024 slots fit, 3 lanes of 20,000 blocks do not.
+    let budget = 3 * 8 * 2048;
+    let got = run(budget, 1024, Mode::Reverse).unwrap();
+    assert_eq!(got.plan.lanes, 3);
+    let flat =
+        |t: &ValueTable| -> Vec<[f64; 2]> { t.values().chunks(1).map(|v| [v[0], 0.0]).collect() };
+    assert_eq!(bits(&flat(&got.values)), bits(&flat(&want.values)));
+    match run(budget, 1024, Mode::Forward) {
+        Err(EvalError::MemoryBudget { .. }) => {}
+        other => panic!("{other:?}"),
     }
 }

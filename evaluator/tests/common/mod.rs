@@ -90,6 +90,7 @@ pub fn options(max_lanes: usize, threads: usize) -> SweepOptions {
         max_lanes,
         threads,
         memory_budget: u64::MAX,
+        window: evaluator::WINDOW,
     }
 }
 
