@@ -49,6 +49,23 @@ pub fn run(args: &[OsString], tool_implied: bool) -> Result<ExitCode> {
                 value.unwrap_or("")
             ),
             "--record" => record = value.map(str::to_string),
+            // Valgrind's gdbserver: `--vgdb-error=0` stops the program at
+            // its start until gdb attaches (Derivgrind's tests then mark
+            // variables with monitor commands). dgad has no gdbserver: run
+            // on, and gdb would wait for a connection that never comes.
+            "--vgdb-error" if value.and_then(|v| v.trim().parse::<u64>().ok()) == Some(0) => bail!(
+                "--vgdb-error=0: dgad has no gdbserver for gdb to attach to (Valgrind's vgdb, \
+                 Derivgrind's monitor commands mark, index, get, set): mark inputs and outputs \
+                 in the program (DG_INPUTF, DG_OUTPUTF, DG_SET_DOTVALUE, DG_GET_DOTVALUE)"
+            ),
+            // Other values only stop after that many errors, which
+            // Derivgrind never reports; `--vgdb=no|yes|full` only says
+            // whether a gdb may attach.
+            "--vgdb-error"
+            | "--vgdb"
+            | "--vgdb-prefix"
+            | "--vgdb-poll"
+            | "--vgdb-shadow-registers" => {}
             n if ACCEPTED.contains(&n) => {}
             _ => eprintln!("dgad: {s} is not a Derivgrind option dgad knows; ignored"),
         }

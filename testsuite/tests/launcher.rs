@@ -288,6 +288,33 @@ fn derivgrind_command_line() {
     let forward = build_record_program("derivgrind_forward.c", &[], OptLevel::O3);
     let out = run(&["--tool=derivgrind".into()], &forward);
     assert_eq!(out.trim(), "8 12");
+    // Valgrind's gdbserver options: ignored where they change nothing;
+    // waiting for gdb at the start cannot be done, and says so instead of
+    // running on (a script would wait for gdb's connection forever).
+    let out = run(
+        &[
+            "--tool=derivgrind".into(),
+            "--vgdb=yes".into(),
+            "--vgdb-error=9".into(),
+        ],
+        &forward,
+    );
+    assert_eq!(out.trim(), "8 12");
+    let refused = Command::new(dgad())
+        .args(["--tool=derivgrind", "--vgdb-error=0"])
+        .arg(&forward)
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(125), "{refused:?}");
+    assert!(
+        refused.stdout.is_empty(),
+        "the program did not run: {refused:?}"
+    );
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        err.contains("--vgdb-error=0: dgad has no gdbserver"),
+        "{err}"
+    );
 }
 
 /// A program that dies of SIGSEGV in its own code: the report names the
