@@ -4,6 +4,7 @@
 #
 #   bin/dgad, bin/dg-eval            dgad's own commands
 #   bin/valgrind, bin/derivgrind     -> dgad: `valgrind --tool=derivgrind [--record=DIR] PROG`
+#   bin/vgdb                         -> dgad: the relay gdb runs for `target remote | vgdb --pid=PID`
 #   bin/tape-evaluation              -> dg-eval: `tape-evaluation DIR [--stats|--forward]`
 #   lib/libdgad.so                   the runtime (dgad finds it in ../lib)
 #   include/valgrind/derivgrind.h, derivgrind-recording.h, derivgrind_clientrequests.mod
@@ -56,7 +57,7 @@ put() { install -m "$1" "$2" "$3.new.$$" && mv -f "$3.new.$$" "$3"; }
 put 755 "$release/dgad" "$prefix/bin/dgad"
 put 755 "$release/dg-eval" "$prefix/bin/dg-eval"
 put 755 "$release/libdgad.so" "$prefix/lib/libdgad.so"
-for name in valgrind derivgrind; do ln -sfn dgad "$prefix/bin/$name"; done
+for name in valgrind derivgrind vgdb; do ln -sfn dgad "$prefix/bin/$name"; done
 ln -sfn dg-eval "$prefix/bin/tape-evaluation"
 
 # Headers.

@@ -139,7 +139,11 @@ fn main() -> ExitCode {
         .first()
         .and_then(|a| Path::new(a).file_name())
         .map(|n| n.to_string_lossy().into_owned());
-    let result = if name.as_deref() == Some("derivgrind") {
+    let result = if name.as_deref() == Some("vgdb") {
+        derivgrind::vgdb(&args[1..])
+    } else if args.get(1).is_some_and(|a| a == "vgdb") {
+        derivgrind::vgdb(&args[2..])
+    } else if name.as_deref() == Some("derivgrind") {
         derivgrind::run(&args[1..], true)
     } else if name.as_deref() == Some("valgrind")
         || args

@@ -262,9 +262,34 @@ impl CodeCache {
         if let Some(b) = self.by_pc.get(&guest_pc) {
             return Ok(b);
         }
+        self.translate(guest_pc, None)
+    }
+
+    /// A translation of `guest_pc` of at most `max_insns` instructions for
+    /// one use (a debugger's breakpoint or single step,
+    /// [`crate::gdbserver`]): never looked up or linked to, so that the
+    /// next arrival at `guest_pc` comes through the runtime again.
+    pub fn translate_once(
+        &mut self,
+        guest_pc: u64,
+        max_insns: usize,
+    ) -> Result<&'static Block, TranslateError> {
+        self.translate(guest_pc, Some(max_insns))
+    }
+
+    /// Translates `guest_pc` into the cache; with `once` (at most that many
+    /// instructions) the block is not kept for lookups.
+    fn translate(
+        &mut self,
+        guest_pc: u64,
+        once: Option<usize>,
+    ) -> Result<&'static Block, TranslateError> {
         let mut chunk = self.chunk_near(guest_pc, 0);
         let layout = ThreadCtx::LAYOUT;
         let mut opts = self.opts;
+        if let Some(max) = once {
+            opts.max_insns = opts.max_insns.min(max);
+        }
         let t = loop {
             let Some(ci) = chunk else {
                 crate::diag::fatal_at(
@@ -325,11 +350,14 @@ impl CodeCache {
             }),
         }));
         publish(ci, block);
-        self.blocks.insert(guest_pc, block);
-        self.by_pc.insert(guest_pc, block);
+        if once.is_none() {
+            self.blocks.insert(guest_pc, block);
+            self.by_pc.insert(guest_pc, block);
+        }
         // Branches to code translated already are linked now rather than
-        // at their first run, which would enter the runtime only for that.
-        for &rec in &t.exits {
+        // at their first run, which would enter the runtime only for that
+        // (not for a block of one use: a single step must come back).
+        for &rec in t.exits.iter().filter(|_| once.is_none()) {
             let rec_addr = cache_pc + rec as u64;
             let r = exit_record(rec_addr);
             if ExitKind::from_u32(r.kind) == Some(ExitKind::Branch) && r.patch != 0 {

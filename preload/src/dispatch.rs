@@ -112,10 +112,22 @@ pub extern "C" fn dgad_thread_start(ctx: &mut ThreadCtx) {
 /// resume address; links the exit that brought us here when there is one.
 fn enter_guest_at(ctx: &mut ThreadCtx, link_from: Option<(u64, u64)>) {
     let target = ctx.regs.rip;
+    // Under a debugger: stop here if it says so; a breakpoint's block and a
+    // single step's instruction are translated for one use.
+    let once = if crate::gdbserver::active() {
+        crate::gdbserver::before(ctx, target);
+        crate::gdbserver::one_off(target)
+    } else {
+        None
+    };
     let epoch = ctx.ibl_epoch.load(core::sync::atomic::Ordering::SeqCst);
     let mut guard = CACHE.lock();
     let cache = guard.as_mut().expect("cache initialised");
-    let block = match cache.lookup_or_translate(target) {
+    let translated = match once {
+        Some(max) => cache.translate_once(target, max),
+        None => cache.lookup_or_translate(target),
+    };
+    let block = match translated {
         Ok(b) => b,
         Err(TranslateError::Unreadable(pc)) => {
             drop(guard);
@@ -129,6 +141,11 @@ fn enter_guest_at(ctx: &mut ThreadCtx, link_from: Option<(u64, u64)>) {
             crate::diag::fatal_at(pc, "RIP-relative operand out of reach of the code cache")
         }
     };
+    if once.is_some() {
+        drop(guard);
+        ctx.resume_addr = block.entry;
+        return;
+    }
     if let Some((field, record)) = link_from {
         cache.link(field, record, block);
     }

@@ -17,53 +17,66 @@ impl ExecEnv {
 /// `None` when `envp` already preloads us (the common case); otherwise a
 /// copy of it with our library added to `LD_PRELOAD` and the `DGAD_`
 /// settings of this process that it lacks (a program that cleans the
-/// environment of its child, `env -i`, still gets it run as itself).
+/// environment of its child, `env -i`, still gets it run as itself). A
+/// `DGAD_GDBSERVER` entry is left out either way.
 pub fn with_preload(envp: u64) -> Option<ExecEnv> {
     let config = crate::init::config();
     let ours = config.preload.as_ref()?;
     let mut entries: Vec<*const libc::c_char> = Vec::new();
     let mut names: Vec<&[u8]> = Vec::new();
     let mut preload_at = None;
+    let mut preloaded = false;
+    let mut dropped = false;
     if envp != 0 {
         let mut p = envp as *const *const libc::c_char;
         // SAFETY: the guest's NULL-terminated environment array.
         unsafe {
             while !(*p).is_null() {
                 let s = core::ffi::CStr::from_ptr(*p).to_bytes();
+                p = p.add(1);
+                // The debugger waits for the first image only (Valgrind's
+                // gdbserver does not follow `execve` either).
+                if s.starts_with(GDBSERVER) {
+                    dropped = true;
+                    continue;
+                }
                 if let Some(v) = s.strip_prefix(b"LD_PRELOAD=") {
-                    if v.split(|&c| c == b':' || c == b' ')
-                        .any(|e| e == ours.as_slice())
-                    {
-                        return None;
-                    }
+                    preloaded |= v
+                        .split(|&c| c == b':' || c == b' ')
+                        .any(|e| e == ours.as_slice());
                     preload_at = Some(entries.len());
                 }
                 if s.starts_with(b"DGAD_") {
                     names.push(s.split(|&c| c == b'=').next().unwrap_or(s));
                 }
-                entries.push(*p);
-                p = p.add(1);
+                entries.push(p.sub(1).read());
             }
         }
     }
-    let mut value = b"LD_PRELOAD=".to_vec();
-    value.extend_from_slice(ours);
-    if let Some(i) = preload_at {
-        // SAFETY: entry i is a valid C string from the guest's array.
-        let old = unsafe { core::ffi::CStr::from_ptr(entries[i]).to_bytes() };
-        value.push(b':');
-        value.extend_from_slice(&old[b"LD_PRELOAD=".len()..]);
+    if preloaded && !dropped {
+        return None;
     }
-    value.push(0);
-    let strings = vec![value];
-    match preload_at {
-        Some(i) => entries[i] = strings[0].as_ptr().cast(),
-        None => entries.push(strings[0].as_ptr().cast()),
-    }
-    for own in &config.own_env {
-        let name = own.split(|&c| c == b'=').next().unwrap_or(own);
-        if !names.contains(&name) {
-            entries.push(own.as_ptr().cast());
+    let mut strings = Vec::new();
+    if !preloaded {
+        let mut value = b"LD_PRELOAD=".to_vec();
+        value.extend_from_slice(ours);
+        if let Some(i) = preload_at {
+            // SAFETY: entry i is a valid C string from the guest's array.
+            let old = unsafe { core::ffi::CStr::from_ptr(entries[i]).to_bytes() };
+            value.push(b':');
+            value.extend_from_slice(&old[b"LD_PRELOAD=".len()..]);
+        }
+        value.push(0);
+        strings.push(value);
+        match preload_at {
+            Some(i) => entries[i] = strings[0].as_ptr().cast(),
+            None => entries.push(strings[0].as_ptr().cast()),
+        }
+        for own in &config.own_env {
+            let name = own.split(|&c| c == b'=').next().unwrap_or(own);
+            if !names.contains(&name) && !own.starts_with(GDBSERVER) {
+                entries.push(own.as_ptr().cast());
+            }
         }
     }
     entries.push(core::ptr::null());
@@ -72,6 +85,9 @@ pub fn with_preload(envp: u64) -> Option<ExecEnv> {
         ptrs: entries,
     })
 }
+
+/// The setting that makes an image wait for gdb (`DGAD_GDBSERVER`).
+const GDBSERVER: &[u8] = b"DGAD_GDBSERVER=";
 
 /// Whether the file `execve` is about to run (`path`, relative to `dirfd`
 /// for `execveat`) is a statically linked ELF program: the kernel starts it

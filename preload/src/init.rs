@@ -57,6 +57,9 @@ pub struct Config {
     /// environment runs as its parent (a record-mode parent's child in
     /// record mode, not in null mode).
     pub own_env: Vec<Vec<u8>>,
+    /// `DGAD_GDBSERVER=VGDB`: wait for gdb at the start (Valgrind's
+    /// `--vgdb-error=0`); VGDB is the relay command gdb is told to run.
+    pub gdbserver: Option<Vec<u8>>,
 }
 
 static CONFIG: OnceLock<Config> = OnceLock::new();
@@ -170,6 +173,7 @@ fn read_config(envp: *const *const libc::c_char) -> Config {
         trace,
         mathwrap,
         preload,
+        gdbserver: get("DGAD_GDBSERVER").map(<[u8]>::to_vec),
     }
 }
 
@@ -225,8 +229,17 @@ pub extern "C" fn dgad_init(
         count_ibl_hits: cfg.stats,
         instrument: tool.planner(),
         zmm_state: crate::cpu::vector_bytes() == 64,
+        stop_before: cfg
+            .gdbserver
+            .is_some()
+            .then_some(crate::gdbserver::is_breakpoint as fn(u64) -> bool),
         ..Default::default()
     });
+    if let Some(vgdb) = &cfg.gdbserver {
+        if let Err(e) = crate::gdbserver::init(&String::from_utf8_lossy(vgdb)) {
+            fail(&e);
+        }
+    }
     let Some(ctx) = ThreadCtx::allocate() else {
         fail("cannot map the main thread's context")
     };

@@ -42,6 +42,7 @@ pub mod dot;
 pub mod entry;
 pub mod execenv;
 pub mod fds;
+pub mod gdbserver;
 pub mod guest_mem;
 pub mod init;
 pub mod loaded;

@@ -88,6 +88,11 @@ pub const SETTINGS: &[Setting] = &[
         "with DGAD_GRAD: the memory the tape may take before it goes to a file",
     ),
     setting(
+        "DGAD_GDBSERVER",
+        Kind::Path,
+        "stop before the program's first instruction and wait for gdb (`target remote | VGDB --pid=PID`, VGDB being this value; Derivgrind's monitor commands get, set, mark, index)",
+    ),
+    setting(
         "DGAD_STATS",
         Kind::Switch { default: false },
         "one statistics line on stderr at exit",

@@ -98,6 +98,7 @@ pub fn handle(ctx: &mut ThreadCtx) {
     let result = match nr {
         _ if shadow_conflict(nr, &a) => -(libc::ENOMEM as i64),
         libc::SYS_exit_group => {
+            crate::gdbserver::exiting(a[1] as i32);
             crate::tool::tool().process_ending(crate::tool::Ending::Exit);
             crate::stats::report();
             sys::exit_group(a[1] as i32)

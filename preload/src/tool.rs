@@ -90,6 +90,14 @@ pub trait Tool: Sync {
     /// holds the default result (what the program gets natively).
     fn client_request(&self, _ctx: &mut ThreadCtx) {}
 
+    /// A debugger's monitor command (Derivgrind's: `get ADDR`, `set ADDR
+    /// VALUE` and their `f`/`l` forms for floats and long doubles in
+    /// forward mode, `mark ADDR` and `index ADDR` when recording), split
+    /// into words; its output, or `None` if the tool has no such command.
+    fn monitor(&self, _ctx: &mut ThreadCtx, _words: &[&str]) -> Option<String> {
+        None
+    }
+
     /// A guest function the tool answers natively, by its address.
     fn intercepted(&self, _guest_pc: u64) -> Option<Interception> {
         None

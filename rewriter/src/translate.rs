@@ -235,6 +235,10 @@ pub struct TranslateOptions {
     /// The CPU has AVX-512 state: inserted VEX code, which zeroes vector
     /// registers above 256 bits, saves whole zmm registers.
     pub zmm_state: bool,
+    /// Guest addresses a block must not run into (a debugger's
+    /// breakpoints): a block ends before such an address unless it starts
+    /// there, so that reaching it always goes through the runtime.
+    pub stop_before: Option<fn(u64) -> bool>,
 }
 
 impl Default for TranslateOptions {
@@ -245,6 +249,7 @@ impl Default for TranslateOptions {
             instrument: None,
             verify_entry: false,
             zmm_state: false,
+            stop_before: None,
         }
     }
 }
@@ -293,7 +298,7 @@ fn translate_window(
     t.entry_prologue(guest_pc);
     t.instrument = opts.instrument;
     if opts.instrument.is_some() {
-        let run = straight_line(window, guest_pc, opts.max_insns);
+        let run = straight_line(window, guest_pc, opts.max_insns, opts.stop_before);
         t.flags_dead = crate::instrument::flags_dead_before(&run);
         t.vectors_dead = crate::instrument::vectors_dead_before(&run);
     }
@@ -323,6 +328,11 @@ fn translate_window(
             return Ok(None);
         }
         decoder.decode_out(&mut insn);
+        if count > 0 && opts.stop_before.is_some_and(|stop| stop(insn.ip())) {
+            // The block goes on there through the runtime.
+            end_pc = insn.ip();
+            break;
+        }
         if insn.is_invalid() {
             // Undecodable bytes (or an instruction cut off by the end of
             // the mapping): stop before them; if they start the block, run
@@ -2735,10 +2745,18 @@ fn memory_operand_of(insn: &Instruction, segment: Register) -> MemoryOperand {
 /// straight (through conditional branches, to the first other control
 /// transfer, system call or `cpuid`: the instructions it translates), for
 /// the flags liveness of the instrumentation.
-fn straight_line(window: &[u8], guest_pc: u64, max: usize) -> Vec<Instruction> {
+fn straight_line(
+    window: &[u8],
+    guest_pc: u64,
+    max: usize,
+    stop_before: Option<fn(u64) -> bool>,
+) -> Vec<Instruction> {
     let mut out = Vec::new();
     for insn in Decoder::with_ip(64, window, guest_pc, DecoderOptions::NONE) {
-        if insn.is_invalid() || out.len() >= max.min(MAX_BLOCK_INSNS) {
+        if insn.is_invalid()
+            || out.len() >= max.min(MAX_BLOCK_INSNS)
+            || (!out.is_empty() && stop_before.is_some_and(|stop| stop(insn.ip())))
+        {
             break;
         }
         out.push(insn);

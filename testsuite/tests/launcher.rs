@@ -288,9 +288,7 @@ fn derivgrind_command_line() {
     let forward = build_record_program("derivgrind_forward.c", &[], OptLevel::O3);
     let out = run(&["--tool=derivgrind".into()], &forward);
     assert_eq!(out.trim(), "8 12");
-    // Valgrind's gdbserver options: ignored where they change nothing;
-    // waiting for gdb at the start cannot be done, and says so instead of
-    // running on (a script would wait for gdb's connection forever).
+    // Valgrind's gdbserver options that only matter once gdb attaches.
     let out = run(
         &[
             "--tool=derivgrind".into(),
@@ -300,21 +298,141 @@ fn derivgrind_command_line() {
         &forward,
     );
     assert_eq!(out.trim(), "8 12");
-    let refused = Command::new(dgad())
-        .args(["--tool=derivgrind", "--vgdb-error=0"])
-        .arg(&forward)
-        .output()
+}
+
+/// Derivgrind's interactive use, as its own tests drive it: `--vgdb-error=0`
+/// stops the program for gdb, which attaches with `target remote | vgdb`,
+/// breaks at two lines, continues, steps over its breakpoints, and sends
+/// the monitor commands: forward mode seeds `a` and `b` (`set`) and reads
+/// the tangent of `c = a·b + sin a` (`get`); recording marks `a` and `b`
+/// as inputs (`mark`) and reads the index of `c` (`index`), after which
+/// `dg-eval` gives the gradient. Both against the analytic derivatives.
+#[test]
+fn derivgrind_interactive_under_gdb() {
+    use std::io::{BufRead as _, BufReader};
+    let scratch = ScratchDir::new("launcher-gdb");
+    let source = testsuite::programs_dir().join("record/gdb_interactive.c");
+    let prog = scratch.path().join("gdb_interactive");
+    let built = Command::new("cc")
+        .args(["-g", "-O0"])
+        .arg(&source)
+        .arg("-o")
+        .arg(&prog)
+        .arg("-lm")
+        .status()
         .unwrap();
-    assert_eq!(refused.status.code(), Some(125), "{refused:?}");
-    assert!(
-        refused.stdout.is_empty(),
-        "the program did not run: {refused:?}"
-    );
-    let err = String::from_utf8_lossy(&refused.stderr);
-    assert!(
-        err.contains("--vgdb-error=0: dgad has no gdbserver"),
-        "{err}"
-    );
+    assert!(built.success());
+    let text = std::fs::read_to_string(&source).unwrap();
+    let line_of = |marker: &str| 1 + text.lines().position(|l| l.contains(marker)).unwrap();
+    let (before, after) = (line_of("gdb: before"), line_of("gdb: after"));
+    let dir = scratch.path().join("rec");
+    for recording in [false, true] {
+        let mut args: Vec<OsString> = vec!["--tool=derivgrind".into(), "--vgdb-error=0".into()];
+        if recording {
+            args.push(format!("--record={}", dir.display()).into());
+        }
+        let mut child = Command::new(dgad())
+            .args(&args)
+            .arg(&prog)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The program waits; dgad says how to attach.
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let mut target = None;
+        let mut line = String::new();
+        while stderr.read_line(&mut line).unwrap() > 0 {
+            if let Some(at) = line.find("target remote | ") {
+                target = Some(line[at..].trim().to_string());
+                break;
+            }
+            line.clear();
+        }
+        let target = target.expect("dgad names the gdb command");
+        let (seed, read) = if recording {
+            (
+                "eval \"monitor mark 0x%lx\", &a\neval \"monitor mark 0x%lx\", &b",
+                "eval \"monitor index 0x%lx\", &c",
+            )
+        } else {
+            (
+                "eval \"monitor set 0x%lx 3\", &a\neval \"monitor set 0x%lx 4\", &b",
+                "eval \"monitor get 0x%lx\", &c",
+            )
+        };
+        let script = scratch.path().join("commands.gdb");
+        std::fs::write(
+            &script,
+            format!(
+                "set pagination off\n{target}\nbreak gdb_interactive.c:{before}\n\
+                 break gdb_interactive.c:{after}\ncontinue\n{seed}\ncontinue\nprint c\n\
+                 {read}\ncontinue\n"
+            ),
+        )
+        .unwrap();
+        let gdb = Command::new("timeout")
+            .args(["60", "gdb", "-batch", "-nx", "-x"])
+            .arg(&script)
+            .arg(&prog)
+            .output()
+            .expect("gdb runs (scripts/setup.sh installs it)");
+        // gdb prints the monitor's answers on stderr in batch mode.
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&gdb.stdout),
+            String::from_utf8_lossy(&gdb.stderr)
+        );
+        let _ = child.kill();
+        let out = child.wait_with_output().unwrap();
+        let c = 2.0 + 1f64.sin();
+        assert!(
+            said.contains(&format!("$1 = {}", c)) || said.contains("$1 = 2.84"),
+            "{said}"
+        );
+        assert!(said.contains("exited normally"), "{said}");
+        assert!(out.status.success(), "{out:?}");
+        if recording {
+            let indices: Vec<u64> = said
+                .lines()
+                .filter_map(|l| l.trim().strip_prefix("index: "))
+                .map(|n| n.parse().unwrap())
+                .collect();
+            assert_eq!(indices.len(), 3, "{said}");
+            let write = |name: &str, rows: &[u64]| {
+                let text: String = rows.iter().map(|r| format!("{r}\n")).collect();
+                std::fs::write(dir.join(name), text).unwrap();
+            };
+            write("dg-input-indices", &indices[..2]);
+            write("dg-output-indices", &indices[2..]);
+            std::fs::write(dir.join("dg-output-bars"), "1\n").unwrap();
+            assert!(Command::new(dg_eval())
+                .arg(&dir)
+                .status()
+                .unwrap()
+                .success());
+            let bars: Vec<f64> = std::fs::read_to_string(dir.join("dg-input-bars"))
+                .unwrap()
+                .lines()
+                .map(|l| l.trim().parse().unwrap())
+                .collect();
+            let want = [2.0 + 1f64.cos(), 1.0];
+            assert!(
+                close(bars[0], want[0]) && close(bars[1], want[1]),
+                "{bars:?}"
+            );
+        } else {
+            let dot: f64 = said
+                .lines()
+                .find_map(|l| l.trim().strip_prefix("dot value: "))
+                .expect("the monitor's answer")
+                .parse()
+                .unwrap();
+            let want = 3.0 * 2.0 + 4.0 * 1.0 + 3.0 * 1f64.cos();
+            assert!(close(dot, want), "{dot} against {want}");
+        }
+    }
 }
 
 /// A program that dies of SIGSEGV in its own code: the report names the

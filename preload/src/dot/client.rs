@@ -365,3 +365,54 @@ fn note_narrow(ctx: &mut ThreadCtx, t: &[u8; 10], e: Elem) {
         ctx.dot().rule_memory.narrow.note(word);
     }
 }
+
+/// Derivgrind's monitor commands in forward mode: `get ADDR` (also `fget`,
+/// `lget` for a float or long double) answers `dot value: X`; `set ADDR
+/// VALUE` (`fset`, `lset`) sets the tangent of the variable at ADDR.
+pub fn monitor(ctx: &mut ThreadCtx, words: &[&str]) -> Option<String> {
+    let (command, rest) = words.split_first()?;
+    let (elem, set) = match *command {
+        "get" => (Elem::F64, false),
+        "fget" => (Elem::F32, false),
+        "lget" => (Elem::F80, false),
+        "set" => (Elem::F64, true),
+        "fset" => (Elem::F32, true),
+        "lset" => (Elem::F80, true),
+        _ => return None,
+    };
+    let usage = || {
+        Some(format!(
+            "usage: {command} ADDRESS{}\n",
+            if set { " VALUE" } else { "" }
+        ))
+    };
+    let Some(addr) = rest.first().and_then(|a| parse_address(a)) else {
+        return usage();
+    };
+    if !shadowmem::is_app_range(addr, addr + width(elem) as u64) {
+        return Some(format!(
+            "{command}: {addr:#x} is not in the program's memory\n"
+        ));
+    }
+    if set {
+        let Some(value) = rest.get(1).and_then(|v| v.parse::<f64>().ok()) else {
+            return usage();
+        };
+        let mut t = [0u8; 10];
+        store(&mut t, elem, value);
+        note_narrow(ctx, &t, elem);
+        shadow_write(addr, &t[..width(elem)]);
+        Some(String::new())
+    } else {
+        let t = shadow_read(addr, width(elem));
+        Some(format!("dot value: {}\n", load(&t, elem)))
+    }
+}
+
+/// An address as gdb prints it (`0x…`) or in decimal.
+pub fn parse_address(text: &str) -> Option<u64> {
+    match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+        Some(h) => u64::from_str_radix(h, 16).ok(),
+        None => text.parse().ok(),
+    }
+}

@@ -35,6 +35,10 @@ impl Tool for DotTool {
         crate::ad::apply::instrument(ctx, insn, &super::mode::DOT_MODE)
     }
 
+    fn monitor(&self, ctx: &mut ThreadCtx, words: &[&str]) -> Option<String> {
+        super::client::monitor(ctx, words)
+    }
+
     fn client_request(&self, ctx: &mut ThreadCtx) {
         super::client::handle(ctx);
     }

@@ -137,3 +137,36 @@ fn set_index(ctx: &mut ThreadCtx, loc: ShadowLoc, index: u64) {
     };
     crate::ad::guest::write_shadow(ctx, loc, &i.to_le_bytes());
 }
+
+/// Derivgrind's monitor commands when recording: `mark ADDR` makes the
+/// double at ADDR an input (a new index, which it answers as `index: N`;
+/// the input index file is the caller's to write, as with Derivgrind), and
+/// `index ADDR` answers the index of the value at ADDR.
+pub fn monitor(ctx: &mut ThreadCtx, words: &[&str]) -> Option<String> {
+    let (command, rest) = words.split_first()?;
+    if !matches!(*command, "mark" | "index") {
+        return None;
+    }
+    let Some(addr) = rest
+        .first()
+        .and_then(|a| crate::dot::client::parse_address(a))
+    else {
+        return Some(format!("usage: {command} ADDRESS\n"));
+    };
+    let Some(loc) = shadow_at(addr) else {
+        return Some(format!(
+            "{command}: {addr:#x} is not in the program's memory\n"
+        ));
+    };
+    let index = if *command == "mark" {
+        let Some(r) = recorder() else {
+            return Some("mark: not recording\n".into());
+        };
+        let index = r.new_block(ctx, 0, 0.0, 0, 0.0);
+        set_index(ctx, loc, index);
+        index
+    } else {
+        u64::from(read_index(ctx, loc))
+    };
+    Some(format!("index: {index}\n"))
+}

@@ -42,6 +42,10 @@ impl Tool for RecordTool {
         crate::ad::apply::instrument(ctx, insn, &super::mode::RECORD_MODE)
     }
 
+    fn monitor(&self, ctx: &mut ThreadCtx, words: &[&str]) -> Option<String> {
+        super::client::monitor(ctx, words)
+    }
+
     fn client_request(&self, ctx: &mut ThreadCtx) {
         super::client::handle(ctx);
     }

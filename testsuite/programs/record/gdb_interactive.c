@@ -1,0 +1,15 @@
+/* Derivgrind's interactive use: the program marks nothing itself; gdb,
+ * attached with `target remote | vgdb`, stops at the two marked lines and
+ * seeds and reads derivatives with monitor commands. c = a*b + sin(a). */
+#include <math.h>
+#include <stdio.h>
+
+int main(void)
+{
+    double a = 1.0, b = 2.0;
+    __asm__ volatile("nop"); /* gdb: before */
+    double c = a * b + sin(a);
+    __asm__ volatile("nop"); /* gdb: after */
+    printf("%.17g\n", c);
+    return 0;
+}
