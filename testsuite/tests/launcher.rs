@@ -300,6 +300,24 @@ fn derivgrind_command_line() {
     assert_eq!(out.trim(), "8 12");
 }
 
+/// `dgad vgdb` (the relay gdb runs) says what is wrong instead of hanging:
+/// no `--pid`, or no gdbserver in that process.
+#[test]
+fn vgdb_without_a_server_says_so() {
+    for (args, message) in [
+        (&["vgdb"][..], "vgdb: --pid=PID names the process to debug"),
+        (
+            &["vgdb", "--pid=1"][..],
+            "vgdb: no dgad gdbserver in process 1",
+        ),
+    ] {
+        let out = Command::new(dgad()).args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(125), "{out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(message), "{err}");
+    }
+}
+
 /// Derivgrind's interactive use, as its own tests drive it: `--vgdb-error=0`
 /// stops the program for gdb, which attaches with `target remote | vgdb`,
 /// breaks at two lines, continues, steps over its breakpoints, and sends
