@@ -45,8 +45,6 @@ const AT_START: u8 = 1;
 /// entry.
 const STEPPING: u8 = 2;
 static STATE: AtomicU8 = AtomicU8::new(AT_START);
-/// A breakpoint address just reported: run over it once.
-static RESUME_AT: AtomicU64 = AtomicU64::new(0);
 /// gdb waits for a stop reply (after a continue or a step).
 static WAITING: AtomicBool = AtomicBool::new(false);
 
@@ -123,22 +121,19 @@ pub fn before(ctx: &mut ThreadCtx, pc: u64) {
     if PID.load(Ordering::Relaxed) != crate::init::pid() {
         return;
     }
+    // Resuming happens in the caller, after this: every call is a new
+    // arrival at `pc`.
     let stop = match STATE.load(Ordering::Acquire) {
         AT_START | STEPPING => true,
-        _ => is_breakpoint(pc) && RESUME_AT.swap(0, Ordering::AcqRel) != pc,
+        _ => is_breakpoint(pc),
     };
     if !stop {
-        // Past the breakpoint resumed at: the next arrival stops again.
-        RESUME_AT.store(0, Ordering::Release);
         return;
     }
     let _serving = SERVING.lock();
     ctx.regs.rip = pc;
     match serve(ctx) {
-        Resume::Continue => {
-            STATE.store(RUN, Ordering::Release);
-            RESUME_AT.store(pc, Ordering::Release);
-        }
+        Resume::Continue => STATE.store(RUN, Ordering::Release),
         // The instruction at `pc`, which the caller enters next, alone.
         Resume::Step => STATE.store(STEPPING, Ordering::Release),
         Resume::Detach => {

@@ -342,7 +342,11 @@ fn derivgrind_interactive_under_gdb() {
     assert!(built.success());
     let text = std::fs::read_to_string(&source).unwrap();
     let line_of = |marker: &str| 1 + text.lines().position(|l| l.contains(marker)).unwrap();
-    let (before, after) = (line_of("gdb: before"), line_of("gdb: after"));
+    let (before, after, lp) = (
+        line_of("gdb: before"),
+        line_of("gdb: after"),
+        line_of("gdb: loop"),
+    );
     let dir = scratch.path().join("rec");
     for recording in [false, true] {
         let mut args: Vec<OsString> = vec!["--tool=derivgrind".into(), "--vgdb-error=0".into()];
@@ -386,7 +390,8 @@ fn derivgrind_interactive_under_gdb() {
             format!(
                 "set pagination off\n{target}\nbreak gdb_interactive.c:{before}\n\
                  break gdb_interactive.c:{after}\ncontinue\n{seed}\ncontinue\nprint c\n\
-                 {read}\ncontinue\n"
+                 {read}\nbreak gdb_interactive.c:{lp}\ncontinue\nprint i\ncontinue\n\
+                 print i\ncontinue\nprint i\ndelete\ncontinue\n"
             ),
         )
         .unwrap();
@@ -410,6 +415,10 @@ fn derivgrind_interactive_under_gdb() {
             "{said}"
         );
         assert!(said.contains("exited normally"), "{said}");
+        // The loop's breakpoint stops on every iteration.
+        for (k, i) in (2..5).zip(0..3) {
+            assert!(said.contains(&format!("${k} = {i}\n")), "{said}");
+        }
         assert!(out.status.success(), "{out:?}");
         if recording {
             let indices: Vec<u64> = said

@@ -1,6 +1,7 @@
 /* Derivgrind's interactive use: the program marks nothing itself; gdb,
  * attached with `target remote | vgdb`, stops at the two marked lines and
- * seeds and reads derivatives with monitor commands. c = a*b + sin(a). */
+ * seeds and reads derivatives with monitor commands. c = a*b + sin(a);
+ * the loop is for a breakpoint hit on every iteration. */
 #include <math.h>
 #include <stdio.h>
 
@@ -10,6 +11,9 @@ int main(void)
     __asm__ volatile("nop"); /* gdb: before */
     double c = a * b + sin(a);
     __asm__ volatile("nop"); /* gdb: after */
-    printf("%.17g\n", c);
+    double s = 0.0;
+    for (int i = 0; i < 3; i++)
+        s += c * i; /* gdb: loop */
+    printf("%.17g %.17g\n", c, s);
     return 0;
 }
