@@ -20,7 +20,7 @@
 //! leaves the program running as under plain `LD_PRELOAD`, with one line
 //! on stderr saying so.
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use nix::sys::ptrace;
 use nix::sys::signal::Signal;
 use nix::sys::wait::{waitpid, WaitStatus};
@@ -51,6 +51,7 @@ pub enum Takeover {
 /// module documentation. Returns the program's status and how the runtime
 /// came in.
 pub fn run(cmd: &mut Command, lib: &Path, early: bool) -> Result<(ExitStatus, Takeover)> {
+    refuse_foreign(cmd.get_program())?;
     if !early {
         let status = cmd.status()?;
         return Ok((status, Takeover::Constructor));
@@ -237,6 +238,43 @@ fn ended(w: WaitStatus) -> Option<ExitStatus> {
         )),
         _ => None,
     }
+}
+
+/// Refuses a program that is an ELF file for another machine than x86-64
+/// (a 32-bit x86 one, which Derivgrind supports and dgad does not): the
+/// loader would drop the runtime with one warning and run it natively,
+/// without a single derivative. Scripts and what cannot be read go on.
+fn refuse_foreign(program: &std::ffi::OsStr) -> Result<()> {
+    let path = Path::new(program);
+    let found = if program.as_encoded_bytes().contains(&b'/') {
+        Some(path.to_path_buf())
+    } else {
+        std::env::var_os("PATH").and_then(|dirs| {
+            std::env::split_paths(&dirs)
+                .map(|d| d.join(path))
+                .find(|p| p.is_file())
+        })
+    };
+    let Some(found) = found else {
+        return Ok(());
+    };
+    let mut header = [0u8; 20];
+    let read = std::fs::File::open(&found)
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut header));
+    if read.is_err() || header[..4] != *b"\x7fELF" {
+        return Ok(());
+    }
+    // e_ident[EI_CLASS] (2: 64-bit) and e_machine (62: x86-64).
+    let machine = u16::from_le_bytes([header[18], header[19]]);
+    if header[4] != 2 || machine != 62 {
+        bail!(
+            "{} is not an x86-64 program ({}-bit, ELF machine {machine}): dgad differentiates \
+             x86-64 programs only",
+            found.display(),
+            if header[4] == 1 { 32 } else { 64 }
+        );
+    }
+    Ok(())
 }
 
 /// From the stop after `execve` to the rendezvous: see the module

@@ -300,6 +300,31 @@ fn derivgrind_command_line() {
     assert_eq!(out.trim(), "8 12");
 }
 
+/// A program for another machine (here a copy of an x86-64 one marked as
+/// 32-bit x86, which Derivgrind supports and dgad does not) is refused
+/// before it runs: the loader would drop the runtime with a warning and
+/// run it natively, every derivative silently missing.
+#[test]
+fn programs_for_another_machine_are_refused() {
+    let scratch = ScratchDir::new("launcher-foreign");
+    let x32 = scratch.path().join("prog32");
+    let mut elf = std::fs::read(example()).unwrap();
+    assert_eq!(&elf[..5], b"\x7fELF\x02");
+    elf[4] = 1; // ELFCLASS32
+    elf[18..20].copy_from_slice(&3u16.to_le_bytes()); // EM_386
+    std::fs::write(&x32, &elf).unwrap();
+    for args in [&["run", "--"][..], &["--tool=derivgrind"][..]] {
+        let out = Command::new(dgad()).args(args).arg(&x32).output().unwrap();
+        assert_eq!(out.status.code(), Some(125), "{out:?}");
+        assert!(out.stdout.is_empty(), "it did not run: {out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("is not an x86-64 program (32-bit, ELF machine 3)"),
+            "{err}"
+        );
+    }
+}
+
 /// `dgad vgdb` (the relay gdb runs) says what is wrong instead of hanging:
 /// no `--pid`, or no gdbserver in that process.
 #[test]
