@@ -426,7 +426,7 @@ def fmt(res):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("-k", "--filter", action="append", default=[], help="substring of case names (repeatable)")
-    ap.add_argument("--group", action="append", default=[], help="gsl lapack openblas eigen numpy scipy libm")
+    ap.add_argument("--group", action="append", default=[], help="gsl lapack blas openblas eigen boost libm fortran numpy scipy")
     ap.add_argument("--cpuid", default="avx2,native", help="DGAD_CPUID values (comma list)")
     ap.add_argument("--build", default=os.environ.get("DIFFTEST_BUILD", "/tmp/dgad-difftest/build"))
     ap.add_argument("--json", help="append results as JSON lines to this file")

@@ -87,3 +87,25 @@ run gcc -O2 -I"$ROOT/include" "$HERE/rounding_trick_scan.c" -o "$W/rs" -lm
   printf '1 0\n0 1\n' > rec/dg-input-dots; run "$EVAL" --forward --threads 1 rec > /dev/null
   awk 'NR<=17 {k=NR+43; printf "double k=%d: %s (expected %.17g)\n", k, $1, 2^(k-2)} NR>17 {k=NR-17+17; printf "float  k=%d: %s (expected %.17g)\n", k, $2, 2^(k-2)}' rec/dg-output-dots | grep -E ': 0 '
   echo "(lines above: k with derivative 0)" )
+
+echo "== 11. long double (x87) intermediates beyond double's exponent range: y = (x*2^k)*2^-k, dy/dx = 1"
+run gcc -O2 -I"$ROOT/include" "$HERE/x87_range.c" -o "$W/xr"
+( cd "$W" && rm -rf rec && DGAD_RECORD=$W/rec LD_PRELOAD=$LIB run ./xr > expected 2> err
+  echo 1 > rec/dg-input-dots; run "$EVAL" --forward --threads 1 rec > /dev/null
+  paste rec/dg-output-dots expected | awk '{d=$1-$2; if (d<0) d=-d; printf "%s dgad %-10s expected %s %s\n", (d>1e-12)?"WRONG":"ok   ", $1, $2, $3}'
+  echo "stderr: $(wc -l < err) lines" )
+echo "   Boost.Math Bessel (default policy: long double inside) vs promote_double<false>"
+if [ -d /usr/include/boost/math ]; then
+  run g++ -O2 -I"$ROOT/include" "$HERE/boost_bessel_x87.cpp" -o "$W/bb"
+  ( cd "$W" && ./bb > expected && rm -rf rec && DGAD_RECORD=$W/rec LD_PRELOAD=$LIB run ./bb > /dev/null 2> err
+    python3 -c "import numpy as np; np.savetxt('rec/dg-output-bars', np.eye(8))"
+    run "$EVAL" --threads 1 rec > /dev/null
+    python3 - <<'PY'
+import numpy as np
+d = np.diag(np.loadtxt('rec/dg-input-bars'))
+for v, l in zip(d, open('expected')):
+    ref = float(l.split()[0])
+    print('%-5s dgad %-22.15g expected %s' % ('WRONG' if abs(v - ref) > 1e-9 * abs(ref) else 'ok', v, l.strip()))
+PY
+    echo "stderr: $(wc -l < err) lines" )
+else echo "libboost-math-dev not installed"; fi
