@@ -54,6 +54,12 @@ pub trait Host {
     /// A real function's store to `addr` would fault: natively the program
     /// got SIGSEGV inside the function; the host raises it for the program.
     fn write_fault(addr: u64);
+    /// A partial derivative to record lies beyond the range of doubles
+    /// (a long double function's, or a scaling by 2^n with n beyond
+    /// double's exponents): it becomes infinite or loses its digits on the
+    /// tape (and in the tangents), so the derivative through it is wrong.
+    /// The host says so.
+    fn partial_beyond_double();
 }
 
 /// Whether the real function may store its outputs (address, bytes): a
@@ -161,6 +167,21 @@ fn block<H: Host>(index1: u32, p1: f64, index2: u32, p2: f64) -> u32 {
     }
 }
 
+/// Partial `p` (with respect to the operand of index `index`) as a
+/// double, as the tape and the tangents keep it; a long double one
+/// beyond double's range (2^1024 and above, or below 2^-1022) is reported
+/// ([`Host::partial_beyond_double`]).
+fn partial<H: Host, R: Real>(p: R, index: u32) -> f64 {
+    if R::X87 && index != 0 {
+        let a = p.abs();
+        let nonzero_finite = R::of(0.0).lt(a) && a.lt(R::of(f64::INFINITY));
+        if nonzero_finite && (!a.lt(R::exp2i(1024)) || a.lt(R::exp2i(-1022))) {
+            H::partial_beyond_double();
+        }
+    }
+    p.to_f64()
+}
+
 /// The result index of a function of one active argument.
 fn unary_index<H: Host, R: Real>(f: Func, i: u32, x: R, r: R) -> u32 {
     if i == 0 {
@@ -168,7 +189,7 @@ fn unary_index<H: Host, R: Real>(f: Func, i: u32, x: R, r: R) -> u32 {
     }
     let _env = DefaultFpEnv::enter(R::X87);
     match f.unary_partial(x, r) {
-        Some(p) => block::<H>(i, p.to_f64(), 0, 0.0),
+        Some(p) => block::<H>(i, partial::<H, R>(p, i), 0, 0.0),
         None => 0,
     }
 }
@@ -179,11 +200,11 @@ fn binary_index<H: Host, R: Real>(f: Func, (ix, iy): (u32, u32), x: R, y: R, r: 
     }
     let _env = DefaultFpEnv::enter(R::X87);
     let (px, py) = f.binary_partials(x, y, r);
-    block::<H>(ix, px.to_f64(), iy, py.to_f64())
+    block::<H>(ix, partial::<H, R>(px, ix), iy, partial::<H, R>(py, iy))
 }
 
 fn fma_index<H: Host, R: Real>((ix, iy, iz): (u32, u32, u32), x: R, y: R) -> u32 {
-    let t = block::<H>(ix, y.to_f64(), iy, x.to_f64());
+    let t = block::<H>(ix, partial::<H, R>(y, ix), iy, partial::<H, R>(x, iy));
     block::<H>(t, 1.0, iz, 1.0)
 }
 
@@ -191,6 +212,10 @@ fn scale_index<H: Host>(i: u32, n: i64) -> u32 {
     if i == 0 {
         0
     } else {
+        if !(-1022..=1023).contains(&n) {
+            // 2^n is no normal double: the partial is lost.
+            H::partial_beyond_double();
+        }
         let _env = DefaultFpEnv::enter(false);
         block::<H>(i, f64::exp2i(n), 0, 0.0)
     }
@@ -587,7 +612,7 @@ extern "C" fn finish_f80<H: Host>(
             } else {
                 let _env = DefaultFpEnv::enter(true);
                 let p = d.func.bessel_partial(ints[0] as i32, x);
-                block::<H>(i, p.to_f64(), 0, 0.0)
+                block::<H>(i, partial::<H, F80>(p, i), 0, 0.0)
             }
         }
         Shape::Frexp => {
@@ -612,8 +637,8 @@ extern "C" fn finish_f80<H: Host>(
             } else {
                 let _env = DefaultFpEnv::enter(true);
                 (
-                    block::<H>(i, x.cos().to_f64(), 0, 0.0),
-                    block::<H>(i, (-x.sin()).to_f64(), 0, 0.0),
+                    block::<H>(i, partial::<H, F80>(x.cos(), i), 0, 0.0),
+                    block::<H>(i, partial::<H, F80>(-x.sin(), i), 0, 0.0),
                 )
             };
             H::set_mem_index(ints[0], 10, is);

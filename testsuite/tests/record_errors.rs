@@ -257,6 +257,54 @@ fn libm_reached_through_dlsym_and_pointers_is_wrapped() {
     );
 }
 
+/// Partials the tape cannot hold (beyond the range of doubles, which the
+/// tape and the tangents keep: an x87 product by 2^2000, libm's ldexp by
+/// 2^1050) make the derivative through them wrong, and dgad says so in
+/// both modes instead of giving it silently; in range, the same programs
+/// give the exact derivative and say nothing. (Boost.Math's Bessel
+/// functions under its long-double promotion start recurrences at
+/// √(smallest long double): `scripts/difftest/FINDINGS.md`, 11.)
+#[test]
+fn partials_beyond_double_range_are_reported() {
+    let prog = build("beyond_double_range.c", &["-lm"]);
+    let scratch = ScratchDir::new("record-beyond-double");
+    for (kind, k, beyond) in [
+        ("x87", 1000, false),
+        ("x87", 2000, true),
+        ("ldexp", 1000, false),
+        ("ldexp", 1050, true),
+    ] {
+        let inv = Invocation::new(&prog).arg(kind).arg(k.to_string());
+        let native = run_native(&inv, None);
+        let dir = scratch.path().join(format!("{kind}{k}"));
+        let out = record_as_natively(&inv, &dir, &native);
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        let said = err.contains("lies beyond the range of doubles");
+        assert_eq!(said, beyond, "{kind} {k}: {err}");
+        std::fs::write(dir.join("dg-input-dots"), "1\n").unwrap();
+        let dot = run_under_dgad(
+            &inv,
+            None,
+            &[("DGAD_MODE", "dot"), ("DGAD_RECORD", dir.to_str().unwrap())],
+        );
+        let dot_err = String::from_utf8_lossy(&dot.stderr).into_owned();
+        assert_eq!(
+            dot_err.contains("lies beyond the range of doubles"),
+            beyond,
+            "dot: {dot_err}"
+        );
+        if !beyond {
+            assert_eq!(gradient(&dir, "1\n"), [1.0], "{kind} {k}");
+            let tangent = std::fs::read_to_string(dir.join("dg-output-dots")).unwrap();
+            assert_eq!(
+                tangent.trim().parse::<f64>().unwrap(),
+                1.0,
+                "{kind} {k}: dot"
+            );
+        }
+    }
+}
+
 /// A masked store of passive values that skips a lane holding an active
 /// value, and a cmov whose condition is false, keep the index they do not
 /// overwrite (both once lost by the inline all-passive rule).

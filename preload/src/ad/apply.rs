@@ -2432,7 +2432,11 @@ fn x87(ctx: &mut ThreadCtx, m: &dyn Mode, insn: &Instruction) {
                 }
                 // In extended precision: the value and its square root
                 // have more bits than an f64.
-                Mnemonic::Fsqrt => (F80::from_f64(0.5) / st_f80(ctx, 0).sqrt()).to_f64(),
+                Mnemonic::Fsqrt => x87_partial(
+                    insn,
+                    F80::from_f64(0.5) / st_f80(ctx, 0).sqrt(),
+                    get(ctx, phys(top, 0)),
+                ),
                 _ => 0.0,
             };
             let idx = typed_result_index(
@@ -2534,16 +2538,20 @@ fn x87(ctx: &mut ThreadCtx, m: &dyn Mode, insn: &Instruction) {
                 ((dest_val, dest_idx), (src_val, src_idx))
             };
             let (mut pa, mut pb) = partials(op, a, b);
+            let src80 = src80.unwrap_or(F80::from_f64(src_val));
+            let (a80, b80) = if reversed {
+                (src80, dest80)
+            } else {
+                (dest80, src80)
+            };
             if op == FpOp::Div {
-                let src80 = src80.unwrap_or(F80::from_f64(src_val));
-                let (a80, b80) = if reversed {
-                    (src80, dest80)
-                } else {
-                    (dest80, src80)
-                };
                 let one = F80::from_f64(1.0);
-                pa = (one / b80).to_f64();
-                pb = (-(a80 / b80) / b80).to_f64();
+                pa = x87_partial(insn, one / b80, ia);
+                pb = x87_partial(insn, -(a80 / b80) / b80, ib);
+            } else if op == FpOp::Mul {
+                // The partials are the operands (as doubles already).
+                x87_partial(insn, b80, ia);
+                x87_partial(insn, a80, ib);
             }
             let idx = typed_result_index(ctx, m, Elem::F80, (ia, pa), (ib, pb));
             set(ctx, phys(top, dest_st), idx);
@@ -2591,6 +2599,7 @@ fn x87(ctx: &mut ThreadCtx, m: &dyn Mode, insn: &Instruction) {
                 Shade::PASSIVE
             } else {
                 let (p0, p1) = x87_transcendental_partials(mn, st_f80(ctx, 0), st_f80(ctx, 1));
+                let (p0, p1) = (x87_partial(insn, p0, i0), x87_partial(insn, p1, i1));
                 typed_result_index(ctx, m, Elem::F80, (i0, p0), (i1, p1))
             };
             set(ctx, phys(top, usize::from(pops)), idx);
@@ -2612,7 +2621,7 @@ fn x87(ctx: &mut ThreadCtx, m: &dyn Mode, insn: &Instruction) {
 /// `fyl2xp1` b·log2(a + 1); `fpatan` atan2(b, a): (−b, a)/(a² + b²);
 /// `fsin`, `fcos` (left unchanged beyond 2^63: 1); `f2xm1` 2^a − 1:
 /// (2^a ln 2). A unary one's second partial is 0.
-fn x87_transcendental_partials(m: Mnemonic, a: F80, b: F80) -> (f64, f64) {
+fn x87_transcendental_partials(m: Mnemonic, a: F80, b: F80) -> (F80, F80) {
     use mathwrap::f80::X87Op;
     let one = F80::from_f64(1.0);
     let ln2 = F80::from_f64(core::f64::consts::LN_2);
@@ -2629,23 +2638,49 @@ fn x87_transcendental_partials(m: Mnemonic, a: F80, b: F80) -> (f64, f64) {
     };
     let r = a.x87(op, b);
     let in_range = a.to_f64().abs() < 2f64.powi(63);
+    let zero = F80::ZERO;
     match op {
-        X87Op::Fprem | X87Op::Fprem1 => (1.0, -((a - r) / b).to_f64()),
-        X87Op::Fscale => (one.x87(X87Op::Fscale, b).to_f64(), 0.0),
-        X87Op::Fyl2x => ((b / (a * ln2)).to_f64(), a.x87(X87Op::Fyl2x, one).to_f64()),
-        X87Op::Fyl2xp1 => (
-            (b / ((a + one) * ln2)).to_f64(),
-            a.x87(X87Op::Fyl2xp1, one).to_f64(),
-        ),
+        X87Op::Fprem | X87Op::Fprem1 => (one, -((a - r) / b)),
+        X87Op::Fscale => (one.x87(X87Op::Fscale, b), zero),
+        X87Op::Fyl2x => (b / (a * ln2), a.x87(X87Op::Fyl2x, one)),
+        X87Op::Fyl2xp1 => (b / ((a + one) * ln2), a.x87(X87Op::Fyl2xp1, one)),
         X87Op::Fpatan => {
             let d = a * a + b * b;
-            ((-(b / d)).to_f64(), (a / d).to_f64())
+            (-(b / d), a / d)
         }
-        X87Op::Fsin if in_range => (a.x87(X87Op::Fcos, one).to_f64(), 0.0),
-        X87Op::Fcos if in_range => ((-a.x87(X87Op::Fsin, one)).to_f64(), 0.0),
-        X87Op::Fsin | X87Op::Fcos => (1.0, 0.0),
-        X87Op::F2xm1 => (((r + one) * ln2).to_f64(), 0.0),
+        X87Op::Fsin if in_range => (a.x87(X87Op::Fcos, one), zero),
+        X87Op::Fcos if in_range => (-a.x87(X87Op::Fsin, one), zero),
+        X87Op::Fsin | X87Op::Fcos => (one, zero),
+        X87Op::F2xm1 => ((r + one) * ln2, zero),
     }
+}
+
+/// A partial derivative of an x87 operation, exact in extended precision,
+/// as the tape and the tangents keep it: a double. Beyond double's range
+/// (a value of 2^1024 or more, or below 2^-1022) it would become infinite
+/// or lose its digits, and the derivative through the operation would be
+/// wrong even where the partials of a chain multiply back into range
+/// (`(x·2^2000)·2^-2000`; Boost's Bessel functions start recurrences at
+/// √(smallest long double)): said once per address, for the partial of
+/// an active `operand`.
+fn x87_partial(insn: &Instruction, p: F80, operand: Shade) -> f64 {
+    let d = p.to_f64();
+    if !operand.is_active() {
+        // A passive operand's partial multiplies nothing.
+        return d;
+    }
+    let exponent = u16::from_le_bytes([p.0[8], p.0[9]]) & 0x7fff;
+    let finite = exponent != 0x7fff;
+    let nonzero = p.0[..8].iter().any(|&b| b != 0);
+    if finite && nonzero && !d.is_normal() {
+        warn_once_at(
+            insn,
+            "a partial derivative of an x87 operation lies beyond the range of doubles (the \
+             tape's and the tangents' precision): it becomes infinite or loses its digits, and the \
+             derivative through this operation is wrong",
+        );
+    }
+    d
 }
 
 fn int_mem_value(ctx: &ThreadCtx, insn: &Instruction) -> f64 {

@@ -90,3 +90,23 @@ pub fn fp_exception(ctx: &mut crate::context::ThreadCtx, flags: u32, function: u
     };
     crate::signals::queue_fault(ctx, libc::SIGFPE, code, function);
 }
+
+/// A wrapped libm function's partial lies beyond the range of doubles
+/// (`mathwrap::Host::partial_beyond_double`): one line per process, as the
+/// derivative through it is wrong.
+pub fn partial_beyond_double() {
+    use core::sync::atomic::{AtomicBool, Ordering};
+    static SAID: AtomicBool = AtomicBool::new(false);
+    if !SAID.swap(true, Ordering::Relaxed) {
+        crate::dgad_eprintln!(
+            "{}: a partial derivative of a libm function (long double, or ldexp/scalbn/frexp by \
+             more than double's exponents) lies beyond the range of doubles (the tape's and the \
+             tangents' precision): it becomes infinite or loses its digits, and the derivative \
+             through it is wrong",
+            crate::tool::tool().name()
+        );
+        crate::stats::STATS
+            .lost_derivatives
+            .fetch_add(1, Ordering::Relaxed);
+    }
+}

@@ -88,6 +88,10 @@ impl Host for RuntimeHost {
         crate::signals::queue_write_fault(ctx(), addr);
     }
 
+    fn partial_beyond_double() {
+        crate::ad::libm::partial_beyond_double();
+    }
+
     fn new_block(index1: u32, partial1: f64, index2: u32, partial2: f64) -> u32 {
         let Some(r) = super::recorder() else { return 0 };
         r.new_block(

@@ -1,0 +1,32 @@
+/* Partials beyond the range of doubles. y = (x·2^k)·2^-k = x in long double
+ * (x87) arithmetic for any |k| < 16000, so dy/dx = 1; but the tape keeps
+ * partials as doubles, and 2^k is one only up to k = 1023. Argument "x87 K":
+ * that product with K; "ldexp K": z = ldexp(ldexp(x, -K), K) in double
+ * (x tiny enough that both stay in range), the same with libm's scaling. */
+#include <dgad.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int main(int argc, char **argv)
+{
+    if (argc < 3)
+        return 2;
+    int k = atoi(argv[2]);
+    if (strcmp(argv[1], "x87") == 0) {
+        long double x = 1.3L;
+        dgad_input_ldouble(&x);
+        volatile long double up = ldexpl(1.0L, k), down = ldexpl(1.0L, -k);
+        long double y = (x * up) * down;
+        dgad_output_ldouble(&y);
+        printf("%.17Lg\n", y);
+    } else {
+        double x = 1.3;
+        dgad_input(&x);
+        double z = ldexp(ldexp(x, -k), k);
+        dgad_output(&z);
+        printf("%.17g\n", z);
+    }
+    return 0;
+}
