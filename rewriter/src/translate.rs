@@ -1152,14 +1152,11 @@ impl<'a> Translator<'a> {
             }
         };
         save_vex_upper(self);
-        // A division computes its partials, 1/b and -a/(b·b), in two
-        // borrowed xmm registers, under the default MXCSR as the runtime's
+        // A division computes its partials, 1/b and -(a/b/b), in a
+        // borrowed xmm register, under the default MXCSR as the runtime's
         // rule does: the program's rounding mode, exception masks and
         // sticky flags are saved around it and stay its own.
-        let div_temps = (op == FpOp::Div).then(|| {
-            let t = self.borrow_xmm_default_mxcsr(insn, 2);
-            (t[0], t[1])
-        });
+        let div_temp = (op == FpOp::Div).then(|| self.borrow_xmm_default_mxcsr(insn, 1)[0]);
         for lane in 0..u32::from(lanes) {
             let lane_sh = sr + dst + 8 * lane;
             self.next_block_address();
@@ -1230,14 +1227,14 @@ impl<'a> Translator<'a> {
                         }
                     }
                     store_lane(self, src1, 24);
-                    if let Some((t0, t1)) = div_temps {
+                    if let Some(t0) = div_temp {
                         // b is at 16, a at 24: partial1 = 1/b, partial2 =
-                        // -(a/(b·b)), which is -a/(b·b) bit for bit.
+                        // -(a/b/b), the runtime rule's (dividing twice:
+                        // b·b over- or underflows long before a/b/b does).
                         let (b, a) = (at(RCX, 16), at(RCX, 24));
-                        self.asm(Instruction::with2(Movsd_xmm_xmmm64, t1, b));
-                        self.asm(Instruction::with2(Mulsd_xmm_xmmm64, t1, t1));
                         self.asm(Instruction::with2(Movsd_xmm_xmmm64, t0, a));
-                        self.asm(Instruction::with2(Divsd_xmm_xmmm64, t0, t1));
+                        self.asm(Instruction::with2(Divsd_xmm_xmmm64, t0, b));
+                        self.asm(Instruction::with2(Divsd_xmm_xmmm64, t0, b));
                         self.asm(Instruction::with2(Movsd_xmmm64_xmm, a, t0));
                         self.asm(Instruction::with2(Btc_rm64_imm8, a, 63u32));
                         self.asm(Instruction::with2(Mov_r64_imm64, RAX, 1.0f64.to_bits()));
@@ -1249,8 +1246,8 @@ impl<'a> Translator<'a> {
             }
             self.commit_lane(lane_sh, 8, 1, passive);
         }
-        if let Some((t0, t1)) = div_temps {
-            self.give_back_xmm_mxcsr(&[t0, t1]);
+        if let Some(t0) = div_temp {
+            self.give_back_xmm_mxcsr(&[t0]);
         }
         let tail = self.e.offset();
         if vex {

@@ -305,6 +305,47 @@ fn partials_beyond_double_range_are_reported() {
     }
 }
 
+/// A quotient's partial with respect to its denominator, -x/y², is an
+/// ordinary number even where y² over- or underflows (|y| beyond 1e±154):
+/// dividing twice gives it (the square gave 0 or ∞ there, silently), in
+/// both modes.
+#[test]
+fn quotients_with_huge_or_tiny_denominators_keep_their_partials() {
+    let prog = build("beyond_double_range.c", &["-lm"]);
+    let scratch = ScratchDir::new("record-quotients");
+    for e in [-200i32, -160, 0, 160, 200] {
+        let inv = Invocation::new(&prog).arg("div").arg(e.to_string());
+        let native = run_native(&inv, None);
+        let dir = scratch.path().join(format!("div{e}"));
+        record_as_natively(&inv, &dir, &native);
+        let (x, y) = (10f64.powi(e + 40), 10f64.powi(e));
+        let want = [1.0 / y, -(x / y / y)];
+        let got = gradient(&dir, "1\n");
+        for (g, w) in got.iter().zip(want) {
+            assert!(
+                (g - w).abs() <= 1e-15 * w.abs(),
+                "10^{e}: {got:?} against {want:?}"
+            );
+        }
+        std::fs::write(dir.join("dg-input-dots"), "0\n1\n").unwrap();
+        let dot = run_under_dgad(
+            &inv,
+            None,
+            &[("DGAD_MODE", "dot"), ("DGAD_RECORD", dir.to_str().unwrap())],
+        );
+        assert!(dot.status.success(), "{dot:?}");
+        let tangent: f64 = std::fs::read_to_string(dir.join("dg-output-dots"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert!(
+            (tangent - want[1]).abs() <= 1e-15 * want[1].abs(),
+            "dot, 10^{e}: {tangent}"
+        );
+    }
+}
+
 /// A masked store of passive values that skips a lane holding an active
 /// value, and a cmov whose condition is false, keep the index they do not
 /// overwrite (both once lost by the inline all-passive rule).

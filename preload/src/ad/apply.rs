@@ -129,15 +129,19 @@ fn trace(ctx: &ThreadCtx, insn: &Instruction) {
 
 /// Partial derivatives of `op` at `(a, b)`: (∂/∂a, ∂/∂b). The conventions
 /// at kinks (min/max ties, sqrt at 0) are documented in docs/limitations.md.
+/// Quotients divide twice rather than by a square or product: `b·b`
+/// overflows from |b| ≈ 1.3e154 and vanishes below ≈ 1.5e-154, where
+/// `a/b/b` is still an ordinary number (a partial of 0 or ∞ there was a
+/// silent wrong derivative).
 pub fn partials(op: FpOp, a: f64, b: f64) -> (f64, f64) {
     match op {
         FpOp::Add => (1.0, 1.0),
         FpOp::Sub => (1.0, -1.0),
         FpOp::Mul => (b, a),
-        FpOp::Div => (1.0 / b, -a / (b * b)),
+        FpOp::Div => (1.0 / b, -(a / b / b)),
         FpOp::Sqrt => (0.5 / a.sqrt(), 0.0),
-        FpOp::Rcp => (-1.0 / (a * a), 0.0),
-        FpOp::Rsqrt => (-0.5 / (a * a.sqrt()), 0.0),
+        FpOp::Rcp => (-(1.0 / a / a), 0.0),
+        FpOp::Rsqrt => (-(0.5 / a / a.sqrt()), 0.0),
         // x86 min/max return the second operand unless the first is
         // strictly smaller (larger).
         FpOp::Min => {
