@@ -275,10 +275,12 @@ impl Func {
                 }
             }
             Func::Pow => {
+                // y·(r/x): y·r overflows near the top of the range where
+                // the derivative itself is an ordinary number.
                 let dx = if x.is_zero() {
                     y * x.pow(y - one)
                 } else {
-                    y * r / x
+                    y * (r / x)
                 };
                 let dy = if R::of(0.0).lt(x) { r * x.ln() } else { zero };
                 (dx, dy)

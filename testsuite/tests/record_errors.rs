@@ -346,6 +346,26 @@ fn quotients_with_huge_or_tiny_denominators_keep_their_partials() {
     }
 }
 
+/// libm's `pow` near the top of double's range: dr/dx = y·r/x is an
+/// ordinary number where y·r overflows (it was computed in that order and
+/// came out infinite, silently).
+#[test]
+fn pow_near_the_top_of_the_range_keeps_its_partial() {
+    let prog = build("beyond_double_range.c", &["-lm"]);
+    let scratch = ScratchDir::new("record-pow-top");
+    let inv = Invocation::new(&prog).arg("pow").arg("0");
+    let native = run_native(&inv, None);
+    let dir = scratch.path().join("run");
+    let out = record_as_natively(&inv, &dir, &native);
+    let x = 1.58e123f64;
+    let want = 2.5 * x.powf(1.5);
+    let got = gradient(&dir, "1\n")[0];
+    assert!(
+        (got - want).abs() <= 1e-14 * want,
+        "{got} against {want}: {out:?}"
+    );
+}
+
 /// A masked store of passive values that skips a lane holding an active
 /// value, and a cmov whose condition is false, keep the index they do not
 /// overwrite (both once lost by the inline all-passive rule).
