@@ -754,6 +754,14 @@ fn fp_arith(
                     } else {
                         partials(op, va, vb)
                     };
+                    if op == FpOp::Scalef && ia.is_active() && !pa.is_normal() {
+                        // 2^⌊b⌋ with ⌊b⌋ beyond double's exponents.
+                        warn_once_at(
+                            insn,
+                            "a scaling factor 2^n beyond the range of doubles (the tape's \
+                             partials): the derivative through this operation is wrong",
+                        );
+                    }
                     let idx = result_index(ctx, m, ia, pa, ib, pb);
                     if let Some(c) = shifter_addend(op, elem, (va, ia), (vb, ib)) {
                         let rc = super::rounding::rounding_bits(insn, guest_mxcsr(ctx));
@@ -1675,7 +1683,11 @@ fn exponent_factor(active: u64, step: u64, subtract: bool, elem: Elem) -> Option
     if e == 0 || e == exponent_max || !(1..exponent_max).contains(&(e + k)) {
         return None;
     }
-    Some(2f64.powi(k as i32))
+    // The factor itself must be a double (the tape's partial): scaling
+    // 2^-1000 by 2^2000 stays normal, but 2^2000 is no double — then the
+    // derivative is reported lost, not given as ∞ or 0.
+    let factor = 2f64.powi(k as i32);
+    factor.is_normal().then_some(factor)
 }
 
 /// A general-register operand of an `add`/`sub` ([`is_gpr_add_sub`]) as
@@ -2911,5 +2923,28 @@ fn warn_once(insn: &Instruction, what: &str) {
         crate::stats::STATS
             .lost_derivatives
             .fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An exponent added as an integer scales by 2^k; the factor is a
+    /// partial, so it must be a double, even where the result is normal.
+    #[test]
+    fn exponent_factors_are_doubles() {
+        let bits = |e: i32| 2f64.powi(e).to_bits();
+        assert_eq!(
+            exponent_factor(bits(-10), 20 << 52, false, Elem::F64),
+            Some(2f64.powi(20))
+        );
+        assert_eq!(
+            exponent_factor(bits(10), 20 << 52, true, Elem::F64),
+            Some(2f64.powi(-20))
+        );
+        // 2^-1000 · 2^2000 = 2^1000 is normal; 2^2000 is no double.
+        assert_eq!(exponent_factor(bits(-1000), 2000 << 52, false, Elem::F64), None);
+        assert_eq!(exponent_factor(bits(1000), 2000 << 52, true, Elem::F64), None);
     }
 }
