@@ -2944,7 +2944,13 @@ mod tests {
             Some(2f64.powi(-20))
         );
         // 2^-1000 · 2^2000 = 2^1000 is normal; 2^2000 is no double.
-        assert_eq!(exponent_factor(bits(-1000), 2000 << 52, false, Elem::F64), None);
-        assert_eq!(exponent_factor(bits(1000), 2000 << 52, true, Elem::F64), None);
+        assert_eq!(
+            exponent_factor(bits(-1000), 2000 << 52, false, Elem::F64),
+            None
+        );
+        assert_eq!(
+            exponent_factor(bits(1000), 2000 << 52, true, Elem::F64),
+            None
+        );
     }
 }
