@@ -18,6 +18,11 @@ Tolerance conventions (normwise relative error of the Jacobian):
     program itself: h = 1e-3, rounding error ~ eps32 |f| / h ~ 1e-4: 1e-3.
   * numpy float32 cases against the float64 formula's differences: the AD
     derivative through float32 arithmetic is off by ~1e-6 relative: 1e-4.
+  * FFTW (linear: every Jacobian entry analytic): double 1e-9 as above (the
+    AD Jacobian is FFTW's twiddles multiplied out, ~1e-15 off); single
+    precision 1e-5: the partials are FFTW's float twiddles (eps32 = 6e-8
+    each, up to log2 n stages) and dot mode keeps float tangents as floats.
+    Projection mode (n = 1024) against differences: linear, 1e-7.
 """
 import os
 import subprocess
@@ -50,6 +55,8 @@ CLIENTS = {
     # and promote_double<false> (double arithmetic, SSE/AVX)
     "boost_O2": "g++ -O2 -I{inc} {cl}/boost_cases.cpp -o {out}",
     "boost_O3native_nopromote": "g++ -O3 -march=native -DBOOST_MATH_PROMOTE_DOUBLE_POLICY=false -I{inc} {cl}/boost_cases.cpp -o {out}",
+    # FFTW 3.3.10 (Debian: SSE2 and AVX codelets, no FMA); both precisions
+    "fftw": "gcc -O2 -I{inc} {cl}/fftw_cases.c -o {out} -lfftw3f -lfftw3 -lm",
     "libm_gcc_O0": "gcc -O0 -I{inc} {cl}/libm_cases.c -o {out} -lm",
     "libm_gcc_O3native": "gcc -O3 -march=native -I{inc} {cl}/libm_cases.c -o {out} -lm",
     "libm_gcc_fastmath": "gcc -O3 -march=native -ffast-math -I{inc} {cl}/libm_cases.c -o {out} -lm",
@@ -81,7 +88,8 @@ def build(bdir, names):
 
 class Case:
     def __init__(self, group, client, case, x0, ref="fd", h=1e-5, h_rel=True, tol=1e-6,
-                 envs=None, full=None, ndir=2, check_fd=True, label=None, cpuids=None, fixed=0):
+                 envs=None, full=None, ndir=2, check_fd=True, label=None, cpuids=None, fixed=0,
+                 values_vary=()):
         self.group, self.client, self.case = group, client, case
         self.x0 = list(x0)
         self.ref, self.h, self.h_rel, self.tol = ref, h, h_rel, tol
@@ -90,6 +98,9 @@ class Case:
         self.name = "%s/%s%s" % (client, case, ("@" + label) if label else "")
         self.cpuids = cpuids
         self.fixed = fixed  # leading inputs that are integer parameters (not perturbed)
+        # labels of variants whose printed values differ from run to run natively too
+        # (FFTW_MEASURE: the plan is chosen by timing): values not compared, noted
+        self.values_vary = tuple(values_vary)
         self.pyfunc = None
         if client == "py":
             import py_cases_native  # noqa: E402
@@ -288,6 +299,45 @@ def all_cases():
                 h = 1e-3 if name.endswith("_f") else 1e-5   # float: differences only informational
                 cs.append(Case("boost", cl, name, x, ref="fd" if name in b_fd else "analytic", h=h, tol=tol,
                                label="x=%s" % ",".join("%g" % v for v in x)))
+    # ---------------- FFTW3: transforms of a random signal; the size(s) lead the
+    # input vector (fixed). Every entry analytic (cos/sin of 2 pi jk/n in long
+    # double). Full mode up to 386 x 384 (cheap for FFTW: forced with full=True,
+    # without the 2n difference runs above n = 64); n = 1024 in projection mode.
+    # Variants: FFTW_NO_SIMD (scalar codelets), arrays 8 bytes off fftw_malloc's
+    # alignment (FFTW then plans scalar codelets too), in place, FFTW_MEASURE (the
+    # plan is timed in each run, natively too -- 2 different outputs in 6 native
+    # runs of n = 64; under dgad it picked SSE2 codelets as well: values_vary).
+    fv = [("", {}), ("nosimd", {"DT_FFTW_FLAGS": "nosimd"}), ("off8", {"DT_FFTW_OFFSET": "1"}),
+          ("inplace", {"DT_FFTW_FLAGS": "inplace"})]
+    fv_measure = fv + [("measure", {"DT_FFTW_FLAGS": "measure"})]
+
+    def sig(k, seed):
+        return list(np.random.default_rng(seed).standard_normal(k))
+    for name in ("dft_fwd", "dft_bwd"):
+        for n in (8, 15, 64, 100, 1024):
+            envs = fv_measure if n == 64 else (fv if n in (100, 1024) else None)
+            if n == 1024:
+                cs.append(Case("fftw", "fftw", name, [n] + sig(2 * n, n), h=1e-3, h_rel=False, tol=1e-7,
+                               fixed=1, envs=envs, label="n=%d" % n))
+            else:
+                cs.append(Case("fftw", "fftw", name, [n] + sig(2 * n, n), ref="analytic", tol=1e-9, fixed=1,
+                               full=True, check_fd=n <= 64, envs=envs, label="n=%d" % n, values_vary=("measure",)))
+    for name in ("r2c", "c2r"):
+        for n in (16, 30, 256):
+            k = n if name == "r2c" else 2 * (n // 2 + 1)
+            cs.append(Case("fftw", "fftw", name, [n] + sig(k, n + 1), ref="analytic", tol=1e-9, fixed=1,
+                           full=True, check_fd=n <= 64, envs=fv if n == 256 else None, label="n=%d" % n))
+    for (n0, n1) in ((8, 8), (16, 12)):
+        cs.append(Case("fftw", "fftw", "dft2d_fwd", [n0, n1] + sig(2 * n0 * n1, n0 * n1), ref="analytic", tol=1e-9,
+                       fixed=2, full=True, check_fd=n0 * n1 <= 64, envs=fv if n0 == 16 else None,
+                       label="%dx%d" % (n0, n1)))
+    for name in ("redft10", "redft01", "r2hc"):
+        cs.append(Case("fftw", "fftw", name, [32] + sig(32, 32), ref="analytic", tol=1e-9, fixed=1, full=True,
+                       label="n=32"))
+    for name, n in (("dftf_fwd", 8), ("dftf_fwd", 64), ("dftf_bwd", 15), ("r2cf", 30), ("r2cf", 256), ("c2rf", 16)):
+        k = 2 * n if name.startswith("dft") else (n if name == "r2cf" else 2 * (n // 2 + 1))
+        cs.append(Case("fftw", "fftw", name, [n] + sig(k, n + 2), ref="analytic", h=1e-3, tol=1e-5, fixed=1,
+                       full=True, check_fd=n <= 64, envs=fv if n == 64 else None, label="n=%d" % n))
     # ---------------- libm / C (compound formulas)
     for cl in ("libm_gcc_O0", "libm_gcc_O3native", "libm_gcc_fastmath", "libm_clang_O3native", "libm_clang_fastmath"):
         for name in ("poly_d", "poly_f", "poly_l", "vecexp_d", "vecexp_f", "norm_d", "softmax_d", "softmax_f",
