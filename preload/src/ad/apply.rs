@@ -759,7 +759,7 @@ fn fp_arith(
                         warn_once_at(
                             insn,
                             "a scaling factor 2^n beyond the range of doubles (the tape's \
-                             partials): the derivative through this operation is wrong",
+                             partials): derivatives through this operation are wrong",
                         );
                     }
                     let idx = result_index(ctx, m, ia, pa, ib, pb);
@@ -2692,8 +2692,8 @@ fn x87_partial(insn: &Instruction, p: F80, operand: Shade) -> f64 {
         warn_once_at(
             insn,
             "a partial derivative of an x87 operation lies beyond the range of doubles (the \
-             tape's and the tangents' precision): it becomes infinite or loses its digits, and the \
-             derivative through this operation is wrong",
+             tape's and the tangents' precision): it becomes infinite or loses its digits, and \
+             derivatives through this operation are wrong unless its part in them is negligible",
         );
     }
     d

@@ -101,8 +101,8 @@ pub fn partial_beyond_double() {
         crate::dgad_eprintln!(
             "{}: a partial derivative of a libm function (long double, or ldexp/scalbn/frexp by \
              more than double's exponents) lies beyond the range of doubles (the tape's and the \
-             tangents' precision): it becomes infinite or loses its digits, and the derivative \
-             through it is wrong",
+             tangents' precision): it becomes infinite or loses its digits, and derivatives \
+             through it are wrong unless its part in them is negligible",
             crate::tool::tool().name()
         );
         crate::stats::STATS
