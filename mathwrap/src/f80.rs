@@ -282,6 +282,16 @@ impl F80 {
         v
     }
 
+    /// Whether the value is finite and nonzero but beyond the range of
+    /// normal doubles: [`F80::to_f64`] makes it infinite, or subnormal or
+    /// zero (its digits lost).
+    pub fn beyond_double(self) -> bool {
+        let exponent = u16::from_le_bytes([self.0[8], self.0[9]]) & 0x7fff;
+        let finite = exponent != 0x7fff;
+        let nonzero = self.0[..8].iter().any(|&b| b != 0);
+        finite && nonzero && !self.to_f64().is_normal()
+    }
+
     /// From the 10 bytes of a value in memory.
     pub fn from_bytes(b: &[u8]) -> F80 {
         let mut r = F80::ZERO;

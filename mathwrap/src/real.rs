@@ -24,6 +24,9 @@ pub trait Real:
     fn of(v: f64) -> Self;
     /// Rounded to `f64` (the tape's partials are `f64`).
     fn to_f64(self) -> f64;
+    /// Whether [`Real::to_f64`] loses the value: it is finite and nonzero
+    /// but beyond the range of normal doubles (never, for an `f64`).
+    fn beyond_double(self) -> bool;
     /// π to this type's precision.
     fn pi() -> Self;
     /// ln 2 to this type's precision.
@@ -121,6 +124,9 @@ impl Real for f64 {
     fn to_f64(self) -> f64 {
         self
     }
+    fn beyond_double(self) -> bool {
+        false
+    }
     fn pi() -> f64 {
         core::f64::consts::PI
     }
@@ -180,6 +186,9 @@ impl Real for F80 {
     }
     fn to_f64(self) -> f64 {
         F80::to_f64(self)
+    }
+    fn beyond_double(self) -> bool {
+        F80::beyond_double(self)
     }
     fn pi() -> F80 {
         F80::PI.get()

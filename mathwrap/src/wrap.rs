@@ -169,15 +169,11 @@ fn block<H: Host>(index1: u32, p1: f64, index2: u32, p2: f64) -> u32 {
 
 /// Partial `p` (with respect to the operand of index `index`) as a
 /// double, as the tape and the tangents keep it; a long double one
-/// beyond double's range (2^1024 and above, or below 2^-1022) is reported
+/// beyond double's range ([`Real::beyond_double`]) is reported
 /// ([`Host::partial_beyond_double`]).
 fn partial<H: Host, R: Real>(p: R, index: u32) -> f64 {
-    if R::X87 && index != 0 {
-        let a = p.abs();
-        let nonzero_finite = R::of(0.0).lt(a) && a.lt(R::of(f64::INFINITY));
-        if nonzero_finite && (!a.lt(R::exp2i(1024)) || a.lt(R::exp2i(-1022))) {
-            H::partial_beyond_double();
-        }
+    if index != 0 && p.beyond_double() {
+        H::partial_beyond_double();
     }
     p.to_f64()
 }

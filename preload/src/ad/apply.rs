@@ -2680,15 +2680,8 @@ fn x87_transcendental_partials(m: Mnemonic, a: F80, b: F80) -> (F80, F80) {
 /// √(smallest long double)): said once per address, for the partial of
 /// an active `operand`.
 fn x87_partial(insn: &Instruction, p: F80, operand: Shade) -> f64 {
-    let d = p.to_f64();
-    if !operand.is_active() {
-        // A passive operand's partial multiplies nothing.
-        return d;
-    }
-    let exponent = u16::from_le_bytes([p.0[8], p.0[9]]) & 0x7fff;
-    let finite = exponent != 0x7fff;
-    let nonzero = p.0[..8].iter().any(|&b| b != 0);
-    if finite && nonzero && !d.is_normal() {
+    // A passive operand's partial multiplies nothing.
+    if operand.is_active() && p.beyond_double() {
         warn_once_at(
             insn,
             "a partial derivative of an x87 operation lies beyond the range of doubles (the \
@@ -2696,7 +2689,7 @@ fn x87_partial(insn: &Instruction, p: F80, operand: Shade) -> f64 {
              derivatives through this operation are wrong unless its part in them is negligible",
         );
     }
-    d
+    p.to_f64()
 }
 
 fn int_mem_value(ctx: &ThreadCtx, insn: &Instruction) -> f64 {
