@@ -4,29 +4,31 @@
 //! operands, which on recorded tapes lie a few blocks to a few hundred
 //! thousand blocks below `i`. Keeping one bar per index of the whole tape
 //! costs fresh memory the kernel must clear (246 MB for the 30.8 M blocks
-//! of the Burgers benchmark, most of `dg-eval`'s time there), although
-//! the bars above `i` are dead once `i` is reached. [`crate::evaluate`]
-//! takes this sweep when full arrays would leave fewer lanes or threads
-//! within its memory budget: it costs about 15 % more time per block on a
-//! block tape (masked indices, a slot cleared per block, a comparison per
-//! operand), so where memory is plentiful the full array is faster. So the bars live in a
-//! ring of `W` slots (a power of two), slot `x mod W` for index `x`, which
-//! holds the indices `i + 1 − W ..= i` while block `i` is swept. The slot
-//! of `i` is cleared once its bar is used, ready for `i − W`.
+//! of the Burgers benchmark, most of `dg-eval`'s time there), although the
+//! bars above `i` are dead once `i` is reached. So the bars live in a ring
+//! of `W` slots (a power of two), slot `x mod W` for index `x`, which holds
+//! the indices `i + 1 − W ..= i` while block `i` is swept. The slot of `i`
+//! is cleared once its bar is used, ready for `i − W`.
 //!
-//! A contribution to an operand whose slot is not free yet (an index `W`
-//! or more below `i`) is kept aside, in a bucket of `B = W/4` indices, in
-//! the order it is made. When the sweep reaches `bB + W − 1`, the slots of
-//! bucket `b` have all been freed and none of its indices has received a
-//! contribution in the ring yet: the bucket is added in, in its order, and
-//! from then on its indices are updated in the ring. Seeds are kept aside
-//! the same way, ahead of every contribution. The bars read (the inputs') are taken as the sweep
-//! passes them. Each bar thus receives the same additions in the same
-//! order as in a full array: the results are bit-identical to
-//! [`crate::reverse_sweep`]'s (but for which NaN a sum of two NaNs is: the
-//! compiler may swap the operands of an addition, in either loop). Should the contributions kept aside grow
-//! large (a tape whose operands lie far apart), the sweep moves to a full
-//! array for the rest.
+//! A contribution to an operand whose slot is not free yet (an index `W` or
+//! more below `i`) is kept aside, in a bucket of `B = W/4` indices, in the
+//! order it is made. When the sweep reaches `bB + W − 1`, the slots of bucket
+//! `b` have all been freed and none of its indices has received a contribution
+//! in the ring yet: the bucket is added in, in its order, and from then on its
+//! indices are updated in the ring. Seeds are kept aside the same way, ahead of
+//! every contribution. The bars read (the inputs') are taken as the sweep
+//! passes them. Each bar thus receives the same additions in the same order as
+//! in a full array: the results are bit-identical to [`crate::reverse_sweep`]'s
+//! (but for which NaN a sum of two NaNs is: the compiler may swap the operands
+//! of an addition, in either loop). Should the contributions kept aside grow
+//! large (a tape whose operands lie far apart), the sweep moves to a full array
+//! for the rest.
+//!
+//! [`crate::evaluate`] takes this sweep when full arrays would leave fewer
+//! lanes or threads within its memory budget: it costs about 15 % more time
+//! per block on a block tape (masked indices, a slot cleared per block, a
+//! comparison per operand), so where memory is plentiful the full array is
+//! faster.
 
 use tape_format::{Block, Layout, Tape};
 
@@ -73,19 +75,6 @@ struct Sweep<'m, const L: usize> {
     reads: Vec<(u64, usize)>,
     at: usize,
     out: Vec<[f64; L]>,
-}
-
-/// What a step needs on every block, kept in registers: copies of the
-/// sweep's fields (the ring is written through a raw pointer, so the
-/// compiler could not keep the fields themselves there).
-#[derive(Clone, Copy)]
-struct Hot<const L: usize> {
-    ring: *mut [f64; L],
-    mask: usize,
-    owned: u64,
-    /// The next index (from the top) where a bucket enters or a bar is
-    /// read; 0 for none (index 0 is never swept).
-    event: u64,
 }
 
 /// Reverse sweep of `tape` from `seeds` (index, seed; seeds at one index
@@ -139,24 +128,24 @@ pub fn reverse_sweep_window<const L: usize>(
             s.add(index, value);
         }
     }
-    let hot = s.hot(blocks as usize);
+    // What a step needs on every block, kept in registers: copies of the
+    // sweep's fields (the ring is written through a raw pointer, so the
+    // compiler could not keep the fields themselves there).
+    let (ring, mask) = (s.ring, s.mask);
+    let (mut owned, mut event) = s.marks(blocks as usize);
     // Prefetches go to the ring.
-    let (ring_at, mask) = (hot.ring, hot.mask as u64);
     let prefetch_bars = |b: &Block| {
-        prefetch(ring_at, b.index1 & mask);
-        prefetch(ring_at, b.index2 & mask);
+        prefetch(ring, b.index1 & mask as u64);
+        prefetch(ring, b.index2 & mask as u64);
     };
     // After a move to a full array (at the block given): the array.
     let mut full: Option<(DerivativeMemory, usize)> = None;
     match tape.layout() {
         Layout::Blocks(blocks) => {
-            let (mut owned, mut event) = (hot.owned, hot.event);
             for i in (1..blocks.len()).rev() {
                 prefetch(blocks.as_ptr(), i.wrapping_sub(TAPE_DISTANCE) as u64);
                 prefetch_bars(&blocks[i.saturating_sub(PREFETCH_DISTANCE)]);
-                let moved = window_step(
-                    &mut s, hot.ring, hot.mask, &mut owned, &mut event, i, &blocks[i],
-                )?;
+                let moved = window_step(&mut s, ring, mask, &mut owned, &mut event, i, &blocks[i])?;
                 if let Some(memory) = moved {
                     let len = i;
                     let bars = full.insert((memory, len)).0.view::<L>(len).as_mut_ptr();
@@ -170,12 +159,10 @@ pub fn reverse_sweep_window<const L: usize>(
         Layout::Compact(c) => {
             // Every index is visited: its slot is freed for the index W
             // below, and a bar read there is taken.
-            let (mut owned, mut event) = (hot.owned, hot.event);
             let (mut bars, mut len): (*mut [f64; L], usize) = (core::ptr::null_mut(), 0);
             compact_backward!(c, blocks, true, |b| { prefetch_bars(b) }, |i, b| {
                 if bars.is_null() {
-                    let moved =
-                        window_step(&mut s, hot.ring, hot.mask, &mut owned, &mut event, i, b)?;
+                    let moved = window_step(&mut s, ring, mask, &mut owned, &mut event, i, b)?;
                     if let Some(memory) = moved {
                         len = i;
                         bars = full.insert((memory, len)).0.view::<L>(len).as_mut_ptr();
@@ -201,8 +188,10 @@ pub fn reverse_sweep_window<const L: usize>(
 }
 
 impl<const L: usize> Sweep<'_, L> {
-    /// The hot copy for the blocks below `i`.
-    fn hot(&self, i: usize) -> Hot<L> {
+    /// For the blocks below `i`: the lowest index owning its slot, and
+    /// the next index (from the top) where a bucket enters or a bar is
+    /// read (0 for none: index 0 is never swept).
+    fn marks(&self, i: usize) -> (u64, u64) {
         let w = self.mask + 1;
         // The highest index below `i` where a bucket enters: `kB − 1` with
         // `kB ≥ W`.
@@ -211,12 +200,7 @@ impl<const L: usize> Sweep<'_, L> {
             .filter(|&e| e + 1 >= w && e < i)
             .map_or(0, |e| e as u64);
         let read = self.reads.get(self.at).map_or(0, |r| r.0);
-        Hot {
-            ring: self.ring,
-            mask: self.mask,
-            owned: self.owned,
-            event: entry.max(read),
-        }
+        (self.owned, entry.max(read))
     }
 
     /// At index `i`, before its block: a bucket enters, bars are read.
@@ -325,8 +309,7 @@ fn window_step<const L: usize>(
     }
     if i as u64 == *event {
         s.event(i);
-        let h = s.hot(i);
-        (*owned, *event) = (h.owned, h.event);
+        (*owned, *event) = s.marks(i);
     }
     // SAFETY: the ring holds mask + 1 slots; the index is masked.
     let bar_i = unsafe {
