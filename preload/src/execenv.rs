@@ -32,8 +32,9 @@ pub fn with_preload(envp: u64) -> Option<ExecEnv> {
         // SAFETY: the guest's NULL-terminated environment array.
         unsafe {
             while !(*p).is_null() {
-                let s = core::ffi::CStr::from_ptr(*p).to_bytes();
+                let entry = *p;
                 p = p.add(1);
+                let s = core::ffi::CStr::from_ptr(entry).to_bytes();
                 // The debugger waits for the first image only (Valgrind's
                 // gdbserver does not follow `execve` either).
                 if s.starts_with(GDBSERVER) {
@@ -49,7 +50,7 @@ pub fn with_preload(envp: u64) -> Option<ExecEnv> {
                 if s.starts_with(b"DGAD_") {
                     names.push(s.split(|&c| c == b'=').next().unwrap_or(s));
                 }
-                entries.push(p.sub(1).read());
+                entries.push(entry);
             }
         }
     }

@@ -80,7 +80,7 @@ pub fn init(vgdb: &str) -> Result<(), String> {
 }
 
 /// The abstract socket address `\0dgad-gdb-PID` and its length.
-pub fn socket_address(pid: i32) -> (libc::sockaddr_un, libc::socklen_t) {
+fn socket_address(pid: i32) -> (libc::sockaddr_un, libc::socklen_t) {
     // SAFETY: all-zero bytes are a valid sockaddr_un.
     let mut a: libc::sockaddr_un = unsafe { core::mem::zeroed() };
     a.sun_family = libc::AF_UNIX as libc::sa_family_t;
