@@ -21,6 +21,7 @@
 
 use crate::context::ThreadCtx;
 use crate::lock::Lock;
+use crate::sys;
 use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicU8, Ordering};
 
 /// The server runs (`DGAD_GDBSERVER`).
@@ -53,20 +54,29 @@ static WAITING: AtomicBool = AtomicBool::new(false);
 /// is the relay command to name.
 pub fn init(vgdb: &str) -> Result<(), String> {
     let pid = crate::init::pid();
-    // SAFETY: plain socket calls on a sockaddr_un we own.
-    let fd = unsafe { libc::socket(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
+    // SAFETY: `socket` touches no memory of ours.
+    let fd = unsafe {
+        sys::syscall3(
+            libc::SYS_socket,
+            libc::AF_UNIX as u64,
+            (libc::SOCK_STREAM | libc::SOCK_CLOEXEC) as u64,
+            0,
+        )
+    };
     if fd < 0 {
         return Err("gdbserver: cannot make a socket".into());
     }
     let (addr, len) = socket_address(pid);
-    // SAFETY: `addr` is a valid sockaddr_un of `len` bytes.
+    let fd = fd as i32;
+    // SAFETY: `addr` is a valid sockaddr_un of `len` bytes, which `bind`
+    // only reads; `listen` touches no memory.
     let ok = unsafe {
-        libc::bind(fd, (&addr as *const libc::sockaddr_un).cast(), len) == 0
-            && libc::listen(fd, 1) == 0
+        let addr = &addr as *const libc::sockaddr_un as u64;
+        sys::syscall3(libc::SYS_bind, fd as u64, addr, u64::from(len)) == 0
+            && sys::syscall3(libc::SYS_listen, fd as u64, 1, 0) == 0
     };
     if !ok {
-        // SAFETY: closing our own socket.
-        unsafe { libc::close(fd) };
+        sys::close(fd);
         return Err(format!("gdbserver: cannot listen on dgad-gdb-{pid}"));
     }
     LISTEN.store(crate::fds::adopt(fd), Ordering::Release);
@@ -168,15 +178,19 @@ enum Resume {
 fn serve(ctx: &mut ThreadCtx) -> Resume {
     let mut conn = CONN.load(Ordering::Acquire);
     if conn < 0 {
-        // SAFETY: accepting on our own listening socket.
+        // SAFETY: accepting on our own listening socket, without asking
+        // for the peer's address (no memory is written).
         conn = unsafe {
-            libc::accept4(
-                LISTEN.load(Ordering::Acquire),
-                core::ptr::null_mut(),
-                core::ptr::null_mut(),
-                libc::SOCK_CLOEXEC,
+            sys::syscall6(
+                libc::SYS_accept4,
+                LISTEN.load(Ordering::Acquire) as u64,
+                0,
+                0,
+                libc::SOCK_CLOEXEC as u64,
+                0,
+                0,
             )
-        };
+        } as i32;
         if conn < 0 {
             return Resume::Detach;
         }
@@ -265,8 +279,7 @@ struct Reader {
 impl Reader {
     fn fill(&mut self) -> bool {
         let mut b = [0u8; 4096];
-        // SAFETY: reading into our buffer.
-        let n = unsafe { libc::read(self.fd, b.as_mut_ptr().cast(), b.len()) };
+        let n = sys::read(self.fd, &mut b);
         if n <= 0 {
             return false;
         }
@@ -282,7 +295,7 @@ impl Reader {
                     if self.buf.len() >= end + 3 {
                         let data = unescape(&self.buf[start + 1..end]);
                         self.buf.drain(..end + 3);
-                        write_all(self.fd, b"+");
+                        sys::write_all(self.fd, b"+");
                         return Some(data);
                     }
                 }
@@ -328,18 +341,7 @@ fn send(fd: i32, data: &[u8]) {
         }
     }
     p.extend_from_slice(format!("#{sum:02x}").as_bytes());
-    write_all(fd, &p);
-}
-
-fn write_all(fd: i32, mut data: &[u8]) {
-    while !data.is_empty() {
-        // SAFETY: writing our buffer to our socket.
-        let n = unsafe { libc::write(fd, data.as_ptr().cast(), data.len()) };
-        if n <= 0 {
-            return;
-        }
-        data = &data[n as usize..];
-    }
+    sys::write_all(fd, &p);
 }
 
 fn hex(data: &[u8]) -> String {
@@ -393,9 +395,20 @@ fn write_memory(text: &str) -> String {
         iov_len: len,
     };
     // SAFETY: writing into this process through the kernel, which reports
-    // an unmapped or read-only target instead of faulting.
-    let n = unsafe { libc::process_vm_writev(libc::getpid(), &local, 1, &remote, 1, 0) };
-    if n != len as isize {
+    // an unmapped or read-only target instead of faulting; it only reads
+    // `local` and `data`.
+    let n = unsafe {
+        sys::syscall6(
+            libc::SYS_process_vm_writev,
+            sys::getpid() as u64,
+            &local as *const libc::iovec as u64,
+            1,
+            &remote as *const libc::iovec as u64,
+            1,
+            0,
+        )
+    };
+    if n != len as i64 {
         return "E14".into();
     }
     "OK".into()
