@@ -7,6 +7,7 @@
 #   bin/vgdb                         -> dgad: the relay gdb runs for `target remote | vgdb --pid=PID`
 #   bin/tape-evaluation              -> dg-eval: `tape-evaluation DIR [--stats|--forward]`
 #   lib/libdgad.so                   the runtime (dgad finds it in ../lib)
+#   lib/dgad-static-host             the host of statically linked programs
 #   include/valgrind/derivgrind.h, derivgrind-recording.h, derivgrind_clientrequests.mod
 #   include/dgad.h, include/dgad/request.h, include/dgad.mod
 #   lib/valgrind/libderivgrind_clientrequests-amd64.a (and -amd64_linux.a, libdgadclient.a)
@@ -40,7 +41,7 @@ if ((build)); then
     cargo build --release -q --manifest-path "$root/Cargo.toml" \
         -p preload -p evaluator -p launcher
 fi
-for f in dgad dg-eval libdgad.so; do
+for f in dgad dg-eval libdgad.so dgad-static-host; do
     [[ -f $release/$f ]] || { echo "install.sh: $release/$f is missing (cargo build --release)" >&2; exit 1; }
 done
 
@@ -57,6 +58,8 @@ put() { install -m "$1" "$2" "$3.new.$$" && mv -f "$3.new.$$" "$3"; }
 put 755 "$release/dgad" "$prefix/bin/dgad"
 put 755 "$release/dg-eval" "$prefix/bin/dg-eval"
 put 755 "$release/libdgad.so" "$prefix/lib/libdgad.so"
+# The host statically linked programs run in, found beside libdgad.so.
+put 755 "$release/dgad-static-host" "$prefix/lib/dgad-static-host"
 for name in valgrind derivgrind vgdb; do ln -sfn dgad "$prefix/bin/$name"; done
 ln -sfn dg-eval "$prefix/bin/tape-evaluation"
 

@@ -75,7 +75,7 @@ pub fn run(args: &[OsString], tool_implied: bool) -> Result<ExitCode> {
         bail!("no program given: dgad --tool=derivgrind [--record=DIR] PROG ARGS");
     };
     let lib = crate::beside_me("libdgad.so")?;
-    let mut cmd = std::process::Command::new(&args[p]);
+    let mut cmd = crate::inject::command(&args[p], &lib)?;
     cmd.args(&args[p + 1..]).env("LD_PRELOAD", &lib);
     match &record {
         // Derivgrind's tape-evaluation reads dg-tape.

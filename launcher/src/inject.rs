@@ -245,17 +245,7 @@ fn ended(w: WaitStatus) -> Option<ExitStatus> {
 /// loader would drop the runtime with one warning and run it natively,
 /// without a single derivative. Scripts and what cannot be read go on.
 fn refuse_foreign(program: &std::ffi::OsStr) -> Result<()> {
-    let path = Path::new(program);
-    let found = if program.as_encoded_bytes().contains(&b'/') {
-        Some(path.to_path_buf())
-    } else {
-        std::env::var_os("PATH").and_then(|dirs| {
-            std::env::split_paths(&dirs)
-                .map(|d| d.join(path))
-                .find(|p| p.is_file())
-        })
-    };
-    let Some(found) = found else {
+    let Some(found) = locate(program) else {
         return Ok(());
     };
     let mut header = [0u8; 20];
@@ -275,6 +265,69 @@ fn refuse_foreign(program: &std::ffi::OsStr) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// Where `program` (a path, or a name looked up in `PATH`) is, if found.
+fn locate(program: &std::ffi::OsStr) -> Option<PathBuf> {
+    let path = Path::new(program);
+    if program.as_encoded_bytes().contains(&b'/') {
+        return Some(path.to_path_buf());
+    }
+    std::env::var_os("PATH").and_then(|dirs| {
+        std::env::split_paths(&dirs)
+            .map(|d| d.join(path))
+            .find(|p| p.is_file())
+    })
+}
+
+/// The path of `program` if it is a statically linked x86-64 ELF program
+/// (no interpreter; a shared object run as a program, which names itself
+/// with `DT_SONAME`, is not one): the kernel starts it without the
+/// dynamic loader, so it runs in `dgad-static-host` (decision 45).
+pub fn static_program(program: &std::ffi::OsStr) -> Option<PathBuf> {
+    use object::elf::{DT_SONAME, PT_DYNAMIC, PT_INTERP};
+    use object::read::elf::{Dyn, FileHeader, ProgramHeader};
+    let found = locate(program)?;
+    let data = std::fs::read(&found).ok()?;
+    let header = object::elf::FileHeader64::<object::Endianness>::parse(&*data).ok()?;
+    let endian = header.endian().ok()?;
+    if header.e_machine(endian) != object::elf::EM_X86_64 {
+        return None;
+    }
+    let headers = header.program_headers(endian, &*data).ok()?;
+    if headers.iter().any(|h| h.p_type(endian) == PT_INTERP) {
+        return None;
+    }
+    let names_itself = headers
+        .iter()
+        .filter(|h| h.p_type(endian) == PT_DYNAMIC)
+        .filter_map(|h| h.dynamic(endian, &*data).ok().flatten())
+        .any(|d| d.iter().any(|e| e.d_tag(endian) == u64::from(DT_SONAME)));
+    (!names_itself).then_some(found)
+}
+
+/// The command that runs `program` under the runtime `lib`: the program
+/// itself, or for a statically linked one the host beside `lib`
+/// (`dgad-static-host`), with the program's own `argv[0]` and its path in
+/// `DGAD_STATIC_EXEC` (decision 45). Arguments and environment are the
+/// caller's to add.
+pub fn command(program: &std::ffi::OsStr, lib: &Path) -> Result<Command> {
+    let Some(path) = static_program(program) else {
+        return Ok(Command::new(program));
+    };
+    let host = lib.with_file_name("dgad-static-host");
+    if !host.is_file() {
+        bail!(
+            "{} is statically linked, and running it needs {} beside {} \
+             (cargo build --release -p launcher)",
+            path.display(),
+            host.display(),
+            lib.display()
+        );
+    }
+    let mut cmd = Command::new(host);
+    cmd.arg0(program).env("DGAD_STATIC_EXEC", path);
+    Ok(cmd)
 }
 
 /// From the stop after `execve` to the rendezvous: see the module

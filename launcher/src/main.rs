@@ -260,7 +260,7 @@ fn launch(
         Some(l) => l.clone(),
         None => beside_me("libdgad.so")?,
     };
-    let mut cmd = Command::new(&c.program[0]);
+    let mut cmd = inject::command(&c.program[0], &lib)?;
     cmd.args(&c.program[1..]);
     let mut preload = lib.clone().into_os_string();
     if let Some(old) = std::env::var_os("LD_PRELOAD").filter(|v| !v.is_empty()) {

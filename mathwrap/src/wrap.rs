@@ -142,7 +142,10 @@ pub struct Desc {
 pub struct Wrapped {
     /// The libm (or libmvec) symbol.
     pub symbol: String,
-    /// Entry of the real function (the address guest code reaches).
+    /// Entry of the function as guest code reaches it (the table's key;
+    /// the function the wrapper calls is `desc.real`, the same one unless
+    /// the guest is a statically linked program, whose own copy the
+    /// runtime's libm stands in for).
     pub real: u64,
     /// Entry of the wrapper.
     pub wrapper: u64,
@@ -755,19 +758,21 @@ extern "C" fn finish_vector<H: Host>(
     H::set_vec_lanes(0, w, &out);
 }
 
-/// Every interception: `real(symbol)` gives the addresses at which a libm
-/// symbol is defined in this process (several: glibc keeps old symbol
-/// versions, and libc has its own `ldexp`, `frexp`, …; none when there is
-/// no such symbol), `vector(symbol)` the address of a libmvec symbol.
+/// Every interception: `real(symbol)` gives the places a libm symbol is
+/// reached at in this process (several: glibc keeps old symbol versions,
+/// and libc has its own `ldexp`, `frexp`, …; none when there is no such
+/// symbol), each as (the entry guest code reaches, the function the
+/// wrapper calls for the value: the same address in a dynamically linked
+/// process); `vector(symbol)` the same for a libmvec symbol.
 pub fn wrappers<H: Host>(
-    real: impl Fn(&str) -> Vec<u64>,
-    vector: impl Fn(&str) -> Option<u64>,
+    real: impl Fn(&str) -> Vec<(u64, u64)>,
+    vector: impl Fn(&str) -> Option<(u64, u64)>,
 ) -> Vec<Wrapped> {
     let mut out = Vec::new();
     for &func in Func::ALL {
         for precision in [Precision::F64, Precision::F32, Precision::F80] {
             let symbol = func.symbol(precision);
-            for real_addr in real(symbol) {
+            for (entry_addr, real_addr) in real(symbol) {
                 let shape = func.shape();
                 let (wrapper, desc_reg) = match precision {
                     Precision::F64 => f64_wrappers::entry::<H>(shape),
@@ -792,7 +797,7 @@ pub fn wrappers<H: Host>(
                 }));
                 out.push(Wrapped {
                     symbol: symbol.to_string(),
-                    real: real_addr,
+                    real: entry_addr,
                     wrapper,
                     desc_reg,
                     desc,
@@ -818,7 +823,7 @@ pub fn wrappers<H: Host>(
                     bits / 32
                 };
                 let symbol = format!("_ZGV{isa}N{lanes}{params}_{}", func.symbol(precision));
-                let Some(real_addr) = vector(&symbol) else {
+                let Some((entry_addr, real_addr)) = vector(&symbol) else {
                     continue;
                 };
                 let desc: &'static Desc = Box::leak(Box::new(Desc {
@@ -833,7 +838,7 @@ pub fn wrappers<H: Host>(
                 }));
                 out.push(Wrapped {
                     symbol,
-                    real: real_addr,
+                    real: entry_addr,
                     wrapper: entry,
                     desc_reg: R11,
                     desc,

@@ -301,12 +301,23 @@ impl CodeCache {
             let executable = &mut self.executable;
             let mut read = |a: u64, b: &mut [u8]| read_code(executable, a, b);
             let t = match crate::tool::tool().intercepted(guest_pc) {
+                // A statically linked guest's wrappers run on the host's
+                // %fs base, through a thunk that takes them in r10.
+                Some((wrapper, reg, desc)) if crate::static_exec::active() => {
+                    rewriter::translate::translate_native_call(
+                        guest_pc,
+                        cache_pc,
+                        &layout,
+                        crate::entry::native_host_fs_addr(),
+                        &[(reg, desc), (10, wrapper)],
+                    )
+                }
                 Some((wrapper, reg, desc)) => rewriter::translate::translate_native_call(
                     guest_pc,
                     cache_pc,
                     &layout,
                     wrapper,
-                    Some((reg, desc)),
+                    &[(reg, desc)],
                 ),
                 None => rewriter::translate_block(&mut read, guest_pc, cache_pc, &layout, &opts)?,
             };

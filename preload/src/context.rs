@@ -176,6 +176,20 @@ pub struct ThreadCtx {
     /// Set for a `CLONE_VM` child that is a process of its own (`vfork`),
     /// not a thread of ours.
     pub other_process: u32,
+    /// A statically linked guest (`static_exec`): its `%fs` base, which
+    /// the runtime's entries put aside and `dgad_resume` gives back.
+    pub guest_fs: u64,
+    /// A statically linked guest: the `%fs` base of the runtime's own
+    /// libc (the host program's thread block), set on every entry.
+    pub host_fs: u64,
+    /// A statically linked guest: the return address and target of a
+    /// native call of a libm wrapper (`entry.rs`, `dgad_native_host_fs`).
+    pub native_ret: u64,
+    /// See [`Self::native_ret`].
+    pub native_target: u64,
+    /// A statically linked guest: the return address of a wrapper's call
+    /// of the image's own function (`static_exec::guest_call_stub`).
+    pub guest_call_ret: u64,
     /// One of [`life`]: whether a new thread may take this context over.
     pub life: core::sync::atomic::AtomicU32,
     /// Signals caught but not yet delivered to the guest.

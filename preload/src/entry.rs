@@ -32,10 +32,37 @@ global_asm!(
     "    add rsp, 8",
     "1:  test eax, eax",
     "    jz 2f",
+    "    cmp eax, 2",
+    "    je 3f",
     "    pop qword ptr gs:[{RIP}]",
     "    mov qword ptr gs:[{REASON}], {RESUME_AT_RIP}",
     "    jmp dgad_save_and_dispatch",
     "2:  ret",
+    // A statically linked program (`static_exec`): init mapped it and left
+    // its entry in the context's rip and its first stack in rsp. It starts
+    // as the kernel starts a program: every other register and the %fs
+    // base zero (rdx = 0: no function for `atexit`).
+    "3:  mov rsp, qword ptr gs:[{GPR} + 4*8]",
+    "    push qword ptr gs:[{RIP}]",
+    "    xor eax, eax",
+    "    wrfsbase rax",
+    "    xor ebx, ebx",
+    "    xor ecx, ecx",
+    "    xor edx, edx",
+    "    xor esi, esi",
+    "    xor edi, edi",
+    "    xor ebp, ebp",
+    "    xor r8d, r8d",
+    "    xor r9d, r9d",
+    "    xor r10d, r10d",
+    "    xor r11d, r11d",
+    "    xor r12d, r12d",
+    "    xor r13d, r13d",
+    "    xor r14d, r14d",
+    "    xor r15d, r15d",
+    "    pop qword ptr gs:[{RIP}]",
+    "    mov qword ptr gs:[{REASON}], {RESUME_AT_RIP}",
+    "    jmp dgad_save_and_dispatch",
     "",
     // The launcher's early entry (`dgad` stops the loader at
     // `_dl_debug_state`, relocation done and no initialiser run yet, and
@@ -159,7 +186,15 @@ global_asm!(
     // gives the guest its flags back.
     "    push 0x202",
     "    popfq",
-    "    mov rbx, qword ptr gs:[0]",
+    // A statically linked guest's %fs base is its own: put it aside and
+    // run the runtime on the host's (`static_exec`).
+    "    cmp byte ptr [rip + {STATIC_FS}], 0",
+    "    je 8f",
+    "    rdfsbase rax",
+    "    mov qword ptr gs:[{GUEST_FS}], rax",
+    "    mov rax, qword ptr gs:[{HOST_FS}]",
+    "    wrfsbase rax",
+    "8:  mov rbx, qword ptr gs:[0]",
     "    mov eax, {XSAVE_MASK}",
     "    xor edx, edx",
     "    cmp byte ptr [rip + {USE_XSAVEOPT}], 0",
@@ -186,7 +221,11 @@ global_asm!(
     "    mov eax, {XSAVE_MASK}",
     "    xor edx, edx",
     "    xrstor64 [rbx + {XSAVE}]",
-    "    push qword ptr gs:[{RFLAGS}]",
+    "    cmp byte ptr [rip + {STATIC_FS}], 0",
+    "    je 9f",
+    "    mov rax, qword ptr gs:[{GUEST_FS}]",
+    "    wrfsbase rax",
+    "9:  push qword ptr gs:[{RFLAGS}]",
     "    popfq",
     "    mov rax, qword ptr gs:[{GPR} + 0*8]",
     "    mov rcx, qword ptr gs:[{GPR} + 1*8]",
@@ -207,6 +246,24 @@ global_asm!(
     "    jmp qword ptr gs:[{RESUME}]",
     ".globl dgad_resume_end",
     "dgad_resume_end:",
+    "",
+    // A libm wrapper called from cache code for a statically linked guest
+    // (`static_exec`): r10 (dead at a function's entry) holds the wrapper.
+    // It runs on the host's %fs base, with the stack as the cache's call
+    // left it (the return address replaced by ours at the same slot, so
+    // arguments on the stack stay where the wrapper expects them).
+    ".globl dgad_native_host_fs",
+    "dgad_native_host_fs:",
+    "    pop qword ptr gs:[{NATIVE_RET}]",
+    "    mov qword ptr gs:[{NATIVE_TARGET}], r10",
+    "    rdfsbase r10",
+    "    mov qword ptr gs:[{GUEST_FS}], r10",
+    "    mov r10, qword ptr gs:[{HOST_FS}]",
+    "    wrfsbase r10",
+    "    call qword ptr gs:[{NATIVE_TARGET}]",
+    "    mov r10, qword ptr gs:[{GUEST_FS}]",
+    "    wrfsbase r10",
+    "    jmp qword ptr gs:[{NATIVE_RET}]",
     "",
     // i64 dgad_raw_clone(nr, a1, a2, a3, a4, a5): the child's stack (a1 of
     // clone, inside the args of clone3) holds its context address at [rsp].
@@ -261,6 +318,11 @@ global_asm!(
     XSAVE_MASK = const crate::cpu::XSAVE_MASK,
     USE_XSAVEOPT = sym crate::cpu::USE_XSAVEOPT,
     IN_RUNTIME = const offset_of!(ThreadCtx, in_runtime),
+    STATIC_FS = sym crate::static_exec::ACTIVE,
+    GUEST_FS = const offset_of!(ThreadCtx, guest_fs),
+    HOST_FS = const offset_of!(ThreadCtx, host_fs),
+    NATIVE_RET = const offset_of!(ThreadCtx, native_ret),
+    NATIVE_TARGET = const offset_of!(ThreadCtx, native_target),
     RESUME = const offset_of!(ThreadCtx, resume_addr),
     RESUME_AT_RIP = const crate::context::reason::RESUME_AT_RIP,
     EXIT_STUB = const crate::context::reason::EXIT_STUB,
@@ -280,6 +342,7 @@ extern "C" {
     fn dgad_signal_entry();
     fn dgad_resume();
     fn dgad_resume_end();
+    fn dgad_native_host_fs();
     /// Raw `clone`/`clone3`; returns in the parent only.
     pub fn dgad_raw_clone(nr: i64, a1: u64, a2: u64, a3: u64, a4: u64, a5: u64) -> i64;
 }
@@ -315,6 +378,11 @@ pub fn enter_ibl_miss_addr() -> u64 {
 /// Address a signal handler redirects an interrupted thread to.
 pub fn signal_entry_addr() -> u64 {
     dgad_signal_entry as *const () as u64
+}
+
+/// Address of the native-call thunk of a statically linked guest.
+pub fn native_host_fs_addr() -> u64 {
+    dgad_native_host_fs as *const () as u64
 }
 
 /// Address of the code that leaves the runtime.

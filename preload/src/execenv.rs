@@ -87,6 +87,36 @@ pub fn with_preload(envp: u64) -> Option<ExecEnv> {
     })
 }
 
+/// A copy of the environment array `envp` with `entry` (`NAME=value`)
+/// added, replacing an entry of the same name.
+pub fn with_entry(envp: u64, entry: &[u8]) -> ExecEnv {
+    let name_len = entry
+        .iter()
+        .position(|&c| c == b'=')
+        .map_or(entry.len(), |i| i + 1);
+    let mut strings = vec![entry.to_vec()];
+    strings[0].push(0);
+    let mut ptrs: Vec<*const libc::c_char> = Vec::new();
+    let mut p = envp as *const *const libc::c_char;
+    // SAFETY: a NULL-terminated environment array (the guest's, or one
+    // built by `with_preload`).
+    unsafe {
+        while !p.is_null() && !(*p).is_null() {
+            let s = core::ffi::CStr::from_ptr(*p).to_bytes();
+            if !s.starts_with(&entry[..name_len]) {
+                ptrs.push(*p);
+            }
+            p = p.add(1);
+        }
+    }
+    ptrs.push(strings[0].as_ptr().cast());
+    ptrs.push(core::ptr::null());
+    ExecEnv {
+        _strings: strings,
+        ptrs,
+    }
+}
+
 /// The setting that makes an image wait for gdb (`DGAD_GDBSERVER`).
 const GDBSERVER: &[u8] = b"DGAD_GDBSERVER=";
 

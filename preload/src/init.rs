@@ -197,7 +197,7 @@ pub extern "C" fn dgad_init_early(
     envp: *const *const libc::c_char,
 ) -> u32 {
     let taken = dgad_init(argc, argv, envp);
-    if taken == 1 {
+    if taken != 0 {
         TAKEN_OVER.store(2, Ordering::Relaxed);
     }
     taken
@@ -208,7 +208,7 @@ pub extern "C" fn dgad_init_early(
 /// natively (`DGAD_DISABLE` on).
 pub extern "C" fn dgad_init(
     _argc: i32,
-    _argv: *const *const libc::c_char,
+    argv: *const *const libc::c_char,
     envp: *const *const libc::c_char,
 ) -> u32 {
     if crate::settings::switch(envp, "DGAD_DISABLE") {
@@ -221,6 +221,20 @@ pub extern "C" fn dgad_init(
         crate::sys::exit_group(125);
     }));
     let cfg = CONFIG.get_or_init(|| read_config(envp));
+    // A statically linked program in the host (`static_exec`): its image
+    // is mapped before the tool starts, which looks for its libm.
+    let static_image = crate::static_exec::requested(envp);
+    let mut static_start = None;
+    if let Some(path) = &static_image {
+        let Some(ctx) = ThreadCtx::allocate() else {
+            fail("cannot map the main thread's context")
+        };
+        if let Err(e) = crate::static_exec::start(ctx, path, argv, envp) {
+            crate::dgad_eprintln!("{e}");
+            crate::sys::exit_group(127);
+        }
+        static_start = Some(ctx);
+    }
     let tool = crate::tool::tool();
     if let Err(e) = tool.start() {
         fail(&e);
@@ -240,7 +254,7 @@ pub extern "C" fn dgad_init(
             fail(&e);
         }
     }
-    let Some(ctx) = ThreadCtx::allocate() else {
+    let Some(ctx) = static_start.or_else(ThreadCtx::allocate) else {
         fail("cannot map the main thread's context")
     };
     ctx.tid = crate::sys::gettid();
@@ -255,6 +269,10 @@ pub extern "C" fn dgad_init(
     crate::adopt::existing_threads();
     TAKEN_OVER.store(1, Ordering::Relaxed);
     crate::log!("takeover of pid {}", pid());
+    if crate::static_exec::active() {
+        // `entry.rs` starts the image from the context's rip and rsp.
+        return 2;
+    }
     1
 }
 

@@ -52,6 +52,7 @@ pub mod memfns;
 pub mod record;
 pub mod settings;
 pub mod signals;
+pub mod static_exec;
 pub mod stats;
 pub mod sys;
 pub mod syscall;

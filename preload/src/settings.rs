@@ -93,6 +93,11 @@ pub const SETTINGS: &[Setting] = &[
         "stop before the program's first instruction and wait for gdb (`target remote | VGDB --pid=PID`, VGDB being this value; Derivgrind's monitor commands get, set, mark, index)",
     ),
     setting(
+        "DGAD_STATIC_EXEC",
+        Kind::Path,
+        "set by dgad for a statically linked program: the program the runtime maps and runs inside the host `dgad-static-host` (decision 45)",
+    ),
+    setting(
         "DGAD_STATS",
         Kind::Switch { default: false },
         "one statistics line on stderr at exit",

@@ -122,12 +122,36 @@ global_asm!(
     // check flag (AC): a guest that set it would have the handler's own
     // unaligned accesses fault. The interrupted flags come back with
     // `rt_sigreturn`.
+    //
+    // A statically linked guest (`static_exec`) has its own `%fs` base,
+    // live whenever cache code or a guest function runs: the handler,
+    // which is the runtime's code on the runtime's libc, runs on the
+    // host's base (`ThreadCtx::host_fs`, through `%gs`, which every
+    // thread that can get here has, runtime tasks included), and the
+    // interrupted base comes back before `rt_sigreturn` (the kernel does
+    // not restore it).
     ".globl dgad_host_handler_entry",
     "dgad_host_handler_entry:",
     "    push 0x202",
     "    popfq",
-    "    jmp {handler}",
+    "    cmp byte ptr [rip + {STATIC_FS}], 0",
+    "    je {handler}",
+    "    push rbx",
+    "    rdfsbase rbx",
+    "    rdgsbase rax",
+    "    test rax, rax",
+    "    jz 1f",
+    "    mov rax, qword ptr [rax + {HOST_FS}]",
+    "    test rax, rax",
+    "    jz 1f",
+    "    wrfsbase rax",
+    "1:  call {handler}",
+    "    wrfsbase rbx",
+    "    pop rbx",
+    "    ret",
     handler = sym host_handler,
+    STATIC_FS = sym crate::static_exec::ACTIVE,
+    HOST_FS = const core::mem::offset_of!(crate::context::ThreadCtx, host_fs),
 );
 extern "C" {
     fn dgad_host_restorer();

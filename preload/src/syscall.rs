@@ -172,6 +172,23 @@ pub fn handle(ctx: &mut ThreadCtx) {
         }
         libc::SYS_execve => exec(ctx, a[1], a[2], a[3], None),
         libc::SYS_execveat => exec(ctx, a[2], a[3], a[4], Some((a[1], a[5]))),
+        // A static program's own libc sets and reads its %fs base and
+        // moves its own break (`static_exec`).
+        libc::SYS_arch_prctl if a[1] == 0x1002 && crate::static_exec::active() => {
+            crate::static_exec::set_fs(ctx, a[2])
+        }
+        libc::SYS_arch_prctl if a[1] == 0x1003 && crate::static_exec::active() => {
+            let base = ctx.guest_fs;
+            // SAFETY: copies our local to the guest's pointer; a bad one
+            // is caught (EFAULT, as the kernel answers).
+            let ok = unsafe { sys::safe_copy(a[2] as *mut u8, (&base as *const u64).cast(), 8) };
+            if ok {
+                0
+            } else {
+                -(libc::EFAULT as i64)
+            }
+        }
+        libc::SYS_brk if crate::static_exec::active() => crate::static_exec::brk(a[1]),
         libc::SYS_arch_prctl if a[1] == 0x1001 => {
             // ARCH_SET_GS: %gs belongs to the runtime.
             crate::dgad_eprintln!(
@@ -473,8 +490,41 @@ fn exec(ctx: &mut ThreadCtx, path: u64, argv: u64, envp: u64, at: Option<(u64, u
         None => a[3] = envp2,
         Some(_) => a[4] = envp2,
     }
-    let _ = argv;
     let dirfd = at.map_or(libc::AT_FDCWD as i64, |(fd, _)| fd as i64);
+    // A static program runs in the host beside `libdgad.so`
+    // (`static_exec`): exec that instead, with the program named in the
+    // environment and the guest's own arguments.
+    let mut host = None;
+    if crate::execenv::statically_linked(dirfd, path) {
+        // SAFETY: the file opened, so `path` is a valid guest string.
+        let given = unsafe { core::ffi::CStr::from_ptr(path as *const libc::c_char) }.to_bytes();
+        let usable = dirfd == libc::AT_FDCWD as i64 || given.starts_with(b"/");
+        host = usable
+            .then(|| crate::static_exec::host_for(given))
+            .flatten();
+    }
+    if let Some((program, entry)) = &host {
+        let env = crate::execenv::with_entry(envp2, entry);
+        let mut program = program.clone();
+        program.push(0);
+        let call = [
+            libc::SYS_execve as u64,
+            program.as_ptr() as u64,
+            argv,
+            env.as_ptr() as u64,
+            0,
+            0,
+            0,
+        ];
+        crate::tool::tool().process_ending(crate::tool::Ending::Exec);
+        let restore = apply_deferred_address_space_limit();
+        // SAFETY: as below, running the host with the guest's arguments.
+        let r = unsafe { dgad_guarded_syscall(call.as_ptr(), &ctx.pending_len) };
+        if let Some(soft) = restore {
+            restore_address_space_limit(soft);
+        }
+        return r;
+    }
     if crate::execenv::statically_linked(dirfd, path) {
         // SAFETY: the file opened, so `path` is a valid guest string.
         let shown = unsafe { core::ffi::CStr::from_ptr(path as *const libc::c_char) };

@@ -81,6 +81,7 @@ pub fn clone_thread(parent: &mut ThreadCtx, nr: i64, a: [u64; 5], next_pc: u64) 
         };
         // clone_args: flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, …
         start_member(child, args[0], parent);
+        args[0] = static_tls(child, parent, args[0], args[7]);
         if args[5] != 0 {
             child.regs.gpr[reg::RSP] = args[5] + args[6];
         }
@@ -94,11 +95,12 @@ pub fn clone_thread(parent: &mut ThreadCtx, nr: i64, a: [u64; 5], next_pc: u64) 
     } else {
         // clone(flags, newsp, parent_tid, child_tid, tls)
         start_member(child, a[0], parent);
+        let flags = static_tls(child, parent, a[0], a[4]);
         if a[1] != 0 {
             child.regs.gpr[reg::RSP] = a[1];
         }
         // SAFETY: as above, with the child's stack given directly.
-        let r = unsafe { crate::entry::dgad_raw_clone(nr, a[0], child_sp, a[2], a[3], a[4]) };
+        let r = unsafe { crate::entry::dgad_raw_clone(nr, flags, child_sp, a[2], a[3], a[4]) };
         (r, a[0])
     };
     let member = flags & libc::CLONE_THREAD as u64 != 0;
@@ -182,6 +184,22 @@ fn start_member(child: &mut ThreadCtx, flags: u64, parent: &ThreadCtx) {
     } else {
         child.other_process = 1;
     }
+}
+
+/// A statically linked guest (`static_exec`): the child's `%fs` bases
+/// (the guest's own, or the `CLONE_SETTLS` one, and the runtime's), and
+/// the flags for the kernel without `CLONE_SETTLS`, so that the child
+/// starts in the runtime on the runtime's base. Other guests: `flags`.
+fn static_tls(child: &mut ThreadCtx, parent: &ThreadCtx, flags: u64, tls: u64) -> u64 {
+    if !crate::static_exec::active() {
+        return flags;
+    }
+    child.host_fs = parent.host_fs;
+    child.guest_fs = parent.guest_fs;
+    if flags & libc::CLONE_SETTLS as u64 != 0 {
+        child.guest_fs = tls;
+    }
+    flags & !(libc::CLONE_SETTLS as u64)
 }
 
 /// Registers the context of a thread that ran natively before the

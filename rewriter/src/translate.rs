@@ -422,14 +422,14 @@ fn translate_window(
 /// calling convention, run on the guest stack) and then returns to
 /// the guest's caller the way the function's own `ret` would. Signals
 /// queued while `native` ran are delivered before the caller continues.
-/// `extra` = (register number, value) is loaded first: a register the
+/// `regs` = (register number, value) are loaded first: registers the
 /// function takes no argument in, so dead at its entry.
 pub fn translate_native_call(
     guest_pc: u64,
     cache_pc: u64,
     layout: &ContextLayout,
     native: u64,
-    extra: Option<(u8, u64)>,
+    regs: &[(u8, u64)],
 ) -> Translation {
     let mut t = Translator::new(cache_pc, layout);
     t.entry_prologue(guest_pc);
@@ -437,7 +437,7 @@ pub fn translate_native_call(
     // The function was entered with rsp = 8 (mod 16); keep the ABI's
     // alignment for the native call.
     t.e.lea_rsp(-8);
-    if let Some((reg, v)) = extra {
+    for &(reg, v) in regs {
         t.e.mov_imm64(Gpr(reg), v);
     }
     let field = t.e.call_rip_literal_placeholder();

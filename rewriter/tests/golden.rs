@@ -235,7 +235,7 @@ fn run_case(path: &Path) -> Result<(), String> {
             case.cache_pc,
             &ContextLayout::EXAMPLE,
             WRAPPER,
-            Some((7, DESC)),
+            &[(7, DESC)],
         )
     } else {
         translate_block(

@@ -31,7 +31,26 @@ pub fn init<H: Host>() -> usize {
     let lookup = |object: Option<Object>, name: &str, version: Version<'_>| {
         object.and_then(|o| o.symbol(name, version))
     };
-    let mut table = mathwrap::wrappers::<H>(
+    if let Some(image) = crate::static_exec::image() {
+        // A static program: its own copies are reached, and called for the
+        // value on the guest's %fs base (their errno is the program's).
+        let stub = crate::static_exec::guest_call_stub;
+        let table = mathwrap::wrappers::<H>(
+            |name| {
+                let entries = image.entries_of(name);
+                entries
+                    .into_iter()
+                    .filter_map(|e| Some((e, stub(e)?)))
+                    .collect()
+            },
+            |name| {
+                let e = *image.entries_of(name).first()?;
+                Some((e, stub(e)?))
+            },
+        );
+        return set_table(table);
+    }
+    let table = mathwrap::wrappers::<H>(
         |name| {
             // The default version, the first one (glibc ≥ 2.29 still
             // exports exp, log, pow, … @GLIBC_2.2.5 for old binaries such
@@ -46,10 +65,15 @@ pub fn init<H: Host>() -> usize {
             .collect();
             all.sort_unstable();
             all.dedup();
-            all
+            all.into_iter().map(|a| (a, a)).collect()
         },
-        |name| lookup(libmvec, name, Version::Default),
+        |name| lookup(libmvec, name, Version::Default).map(|a| (a, a)),
     );
+    set_table(table)
+}
+
+/// Sorts and keeps the table; returns its size.
+fn set_table(mut table: Vec<Wrapped>) -> usize {
     table.sort_by_key(|w| w.real);
     // Aliases (`gamma` and `lgamma`, …) share an entry: keep the first.
     table.dedup_by_key(|w| w.real);

@@ -100,7 +100,16 @@ pub fn start<H: mathwrap::Host>() -> Result<(), String> {
     if crate::init::config().mathwrap {
         let n = libm::init::<H>();
         crate::log!("mathwrap: {} libm entry points answered natively", n);
-        if n == 0 && crate::loaded::find(b"libm.so.6").is_some() {
+        if let Some(image) = crate::static_exec::image() {
+            // A static program: a stripped one cannot be searched.
+            if !image.has_symbols {
+                crate::dgad_eprintln!(
+                    "{} has no symbol table (stripped): its math functions are differentiated \
+                     as machine code, without the analytic wrappers",
+                    image.path
+                );
+            }
+        } else if n == 0 && crate::loaded::find(b"libm.so.6").is_some() {
             // Not silently: glibc's machine code for these functions is
             // differentiated instead, accurately only near where it was
             // tabulated (docs/math-functions.md).

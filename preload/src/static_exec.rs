@@ -1,0 +1,694 @@
+//! Statically linked programs (decision 45).
+//!
+//! `LD_PRELOAD` cannot reach a program the kernel starts without the
+//! dynamic loader, and the runtime needs a libc of its own. So a static
+//! program runs inside a small dynamic *host* (`dgad-static-host`, next
+//! to `libdgad.so`): the runtime takes the host over as any program, and
+//! its initialisation, finding [`ENV`] in the environment, maps the static
+//! image itself, builds the stack the kernel would have built (the host's
+//! arguments and environment, an auxiliary vector describing the image),
+//! and starts the guest at the image's entry with every register zero.
+//! The host's own `main` never runs.
+//!
+//! Two libcs then share each thread: the guest's, whose thread block the
+//! guest's `arch_prctl(ARCH_SET_FS)` installs, and the runtime's (the
+//! host's). The `%fs` base is the guest's whenever cache code or a guest
+//! function runs and the host's whenever runtime code does: the runtime's
+//! entries put the guest's aside in `ThreadCtx::guest_fs` and load
+//! `ThreadCtx::host_fs`, `dgad_resume` gives the guest's back (`entry.rs`,
+//! with `wrfsbase`, so the CPU and kernel must offer FSGSBASE), and the
+//! host signal handler and the libm wrappers' thunk do the same. The
+//! guest's `arch_prctl` on `%fs` and its `brk` are answered here
+//! ([`set_fs`], [`brk`]): the host's heap is not the guest's. A guest
+//! thread's `CLONE_SETTLS` becomes its context's `guest_fs`; the runtime
+//! code of all threads runs on the host thread block of the thread that
+//! started the image (the runtime's own allocator and raw system calls
+//! keep it off that block's per-thread state; see `docs/limitations.md`).
+//!
+//! The libm wrappers stand in for the image's own copies of the math
+//! functions, found in its symbol table ([`Image::entries_of`]); for the
+//! value they call the image's own function natively on the guest's base
+//! ([`guest_call_stub`]), so results and `errno` are the program's own. A
+//! stripped image has no symbol table: it runs without wrappers, and the
+//! runtime says so.
+
+use crate::context::ThreadCtx;
+use core::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::OnceLock;
+
+/// Set (to 1) once a static image is the guest: read by the assembly of
+/// `entry.rs` and `signals.rs` as a byte.
+pub static ACTIVE: AtomicU8 = AtomicU8::new(0);
+
+/// The environment entry that asks the host's runtime to run a static
+/// program: its path.
+pub const ENV: &str = "DGAD_STATIC_EXEC";
+
+/// The host program's file name, in the directory of `libdgad.so`.
+pub const HOST: &str = "dgad-static-host";
+
+/// Whether the guest is a statically linked image.
+pub fn active() -> bool {
+    ACTIVE.load(Ordering::Relaxed) != 0
+}
+
+/// The image, once mapped.
+static IMAGE: OnceLock<Image> = OnceLock::new();
+
+/// The guest's program break: where its heap starts and where it ends now.
+static BRK_START: AtomicU64 = AtomicU64::new(0);
+static BRK_END: AtomicU64 = AtomicU64::new(0);
+static BRK_LOCK: crate::lock::Lock<()> = crate::lock::Lock::new(());
+
+/// A mapped static image: what the libm interception needs of it.
+pub struct Image {
+    /// Function symbols: name → the address guest code reaches it at.
+    functions: Vec<(String, u64)>,
+    /// Whether the file had a symbol table at all.
+    pub has_symbols: bool,
+    /// The file as given.
+    pub path: String,
+}
+
+impl Image {
+    /// The entries at which guest code reaches function `name`: its own
+    /// address, or for an IFUNC the PLT stub every call and address-of
+    /// goes through (the stub's slot is filled by the image's start-up
+    /// code, after this table is built).
+    pub fn entries_of(&self, name: &str) -> Vec<u64> {
+        let i = self.functions.partition_point(|(n, _)| n.as_str() < name);
+        self.functions[i..]
+            .iter()
+            .take_while(|(n, _)| n == name)
+            .map(|&(_, a)| a)
+            .collect()
+    }
+}
+
+/// The mapped image, when the guest is one.
+pub fn image() -> Option<&'static Image> {
+    IMAGE.get()
+}
+
+/// The value of [`ENV`] in `envp`, if this process is the host. Other
+/// programs ignore it (`timeout 10 HOST …` passes it on to the host).
+pub fn requested(envp: *const *const libc::c_char) -> Option<Vec<u8>> {
+    let path = crate::settings::value(envp, ENV)?;
+    let exe = std::fs::read_link("/proc/self/exe").ok()?;
+    (exe.file_name()? == HOST).then(|| path.to_vec())
+}
+
+fn os_path(p: &[u8]) -> &std::path::Path {
+    std::path::Path::new(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(p))
+}
+
+fn u16_at(b: &[u8], i: usize) -> u64 {
+    u16::from_le_bytes([b[i], b[i + 1]]) as u64
+}
+fn u32_at(b: &[u8], i: usize) -> u64 {
+    u32::from_le_bytes(b[i..i + 4].try_into().unwrap()) as u64
+}
+fn u64_at(b: &[u8], i: usize) -> u64 {
+    u64::from_le_bytes(b[i..i + 8].try_into().unwrap())
+}
+
+const PT_LOAD: u64 = 1;
+const PT_INTERP: u64 = 3;
+const PT_PHDR: u64 = 6;
+const PAGE: u64 = 4096;
+
+fn page_down(a: u64) -> u64 {
+    a & !(PAGE - 1)
+}
+fn page_up(a: u64) -> u64 {
+    (a + PAGE - 1) & !(PAGE - 1)
+}
+
+/// A program header, the fields used.
+struct Segment {
+    kind: u64,
+    flags: u64,
+    offset: u64,
+    vaddr: u64,
+    filesz: u64,
+    memsz: u64,
+}
+
+/// Maps the static program `path` and prepares `ctx` to start it: its
+/// entry in `rip`, its first stack (arguments `argv`, environment `envp`
+/// without [`ENV`], the auxiliary vector) in `rsp`. Called by the
+/// runtime's initialisation on the host's only thread.
+pub fn start(
+    ctx: &mut ThreadCtx,
+    path: &[u8],
+    argv: *const *const libc::c_char,
+    envp: *const *const libc::c_char,
+) -> Result<(), String> {
+    let shown = String::from_utf8_lossy(path).into_owned();
+    const HWCAP2_FSGSBASE: u64 = 1 << 1;
+    // SAFETY: getauxval reads the process's auxiliary vector.
+    if unsafe { libc::getauxval(libc::AT_HWCAP2) } & HWCAP2_FSGSBASE == 0 {
+        return Err(format!(
+            "{shown} is statically linked, and running it needs the FSGSBASE instructions, \
+             which this CPU or kernel does not offer"
+        ));
+    }
+    let file = std::fs::read(os_path(path)).map_err(|e| format!("cannot read {shown}: {e}"))?;
+    let bad = |why: &str| format!("{shown}: not a static x86-64 ELF program ({why})");
+    if file.len() < 64 || file[..4] != *b"\x7fELF" || file[4] != 2 || u16_at(&file, 18) != 62 {
+        return Err(bad("header"));
+    }
+    let e_type = u16_at(&file, 16);
+    let (entry, phoff) = (u64_at(&file, 24), u64_at(&file, 32) as usize);
+    let (phentsize, phnum) = (u16_at(&file, 54) as usize, u16_at(&file, 56) as usize);
+    if phentsize < 56 || phoff + phentsize * phnum > file.len() {
+        return Err(bad("program headers"));
+    }
+    let segments: Vec<Segment> = (0..phnum)
+        .map(|i| {
+            let h = &file[phoff + i * phentsize..];
+            Segment {
+                kind: u32_at(h, 0),
+                flags: u32_at(h, 4),
+                offset: u64_at(h, 8),
+                vaddr: u64_at(h, 16),
+                filesz: u64_at(h, 32),
+                memsz: u64_at(h, 40),
+            }
+        })
+        .collect();
+    if segments.iter().any(|s| s.kind == PT_INTERP) {
+        return Err(bad("it has an interpreter"));
+    }
+    let loads: Vec<&Segment> = segments.iter().filter(|s| s.kind == PT_LOAD).collect();
+    let (Some(lo), Some(hi)) = (
+        loads.iter().map(|s| page_down(s.vaddr)).min(),
+        loads.iter().map(|s| s.vaddr + s.memsz).max(),
+    ) else {
+        return Err(bad("no loadable segment"));
+    };
+    if loads
+        .iter()
+        .any(|s| s.filesz > s.memsz || s.offset + s.filesz > file.len() as u64)
+    {
+        return Err(bad("segment sizes"));
+    }
+    // ET_EXEC at its addresses; ET_DYN (static-pie) where the kernel puts
+    // a reservation of the whole span.
+    let bias = match e_type {
+        2 => 0,
+        3 => {
+            let span = page_up(hi) - lo;
+            let at = crate::sys::map_anon(span as usize, libc::PROT_NONE, 0, false)
+                .ok_or_else(|| format!("{shown}: no room for {span} bytes"))?;
+            at - lo
+        }
+        _ => return Err(bad("not an executable")),
+    };
+    let opened =
+        std::fs::File::open(os_path(path)).map_err(|e| format!("cannot open {shown}: {e}"))?;
+    map_segments(
+        std::os::fd::AsRawFd::as_raw_fd(&opened),
+        &loads,
+        bias,
+        &shown,
+    )?;
+    drop(opened);
+    let end = page_up(bias + hi);
+    BRK_START.store(end, Ordering::Relaxed);
+    BRK_END.store(end, Ordering::Relaxed);
+    // Where the program headers are in memory (AT_PHDR).
+    let phdr = segments
+        .iter()
+        .find(|s| s.kind == PT_PHDR)
+        .map(|s| s.vaddr)
+        .or_else(|| {
+            loads
+                .iter()
+                .find(|s| s.offset <= phoff as u64 && (phoff as u64) < s.offset + s.filesz)
+                .map(|s| s.vaddr + (phoff as u64 - s.offset))
+        })
+        .ok_or_else(|| bad("program headers not loaded"))?
+        + bias;
+    let (functions, has_symbols) = functions(&file, bias);
+    let _ = IMAGE.set(Image {
+        functions,
+        has_symbols,
+        path: shown,
+    });
+    let sp = build_stack(
+        argv,
+        envp,
+        &[
+            (libc::AT_PHDR, phdr),
+            (libc::AT_PHENT, phentsize as u64),
+            (libc::AT_PHNUM, phnum as u64),
+            (libc::AT_ENTRY, entry + bias),
+        ],
+        path,
+    )?;
+    ctx.regs.rip = entry + bias;
+    ctx.regs.gpr[crate::context::reg::RSP] = sp;
+    let host_fs: u64;
+    // SAFETY: reads this thread's %fs base (FSGSBASE checked above).
+    unsafe { core::arch::asm!("rdfsbase {}", out(reg) host_fs, options(nomem, nostack)) };
+    ctx.host_fs = host_fs;
+    ctx.guest_fs = 0;
+    ACTIVE.store(1, Ordering::Relaxed);
+    Ok(())
+}
+
+/// Maps each loadable segment as the kernel does: the file's pages
+/// private, the rest of the last page zero, anonymous pages for the rest
+/// of its size.
+fn map_segments(fd: i32, loads: &[&Segment], bias: u64, shown: &str) -> Result<(), String> {
+    for s in loads {
+        let start = bias + s.vaddr;
+        let page = page_down(start);
+        let file_end = start + s.filesz;
+        let mem_end = page_up(start + s.memsz);
+        let prot = (if s.flags & 4 != 0 { libc::PROT_READ } else { 0 })
+            | (if s.flags & 2 != 0 {
+                libc::PROT_WRITE
+            } else {
+                0
+            })
+            | (if s.flags & 1 != 0 { libc::PROT_EXEC } else { 0 });
+        let fail = |what: &str, at: u64| {
+            format!("{shown}: cannot map its segment at {at:#x} ({what}): the address is taken")
+        };
+        let fixed = if bias == 0 {
+            libc::MAP_FIXED_NOREPLACE
+        } else {
+            libc::MAP_FIXED
+        };
+        if s.filesz > 0 {
+            let len = page_up(file_end) - page;
+            let off = page_down(s.offset);
+            if s.offset - off != start - page {
+                return Err(format!("{shown}: a segment's offset and address disagree"));
+            }
+            // Writable while the tail of the last page is zeroed.
+            // SAFETY: maps the file at an address of the image's span.
+            let r = unsafe {
+                libc::mmap(
+                    page as *mut libc::c_void,
+                    len as usize,
+                    prot | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | fixed,
+                    fd,
+                    off as libc::off_t,
+                )
+            };
+            if r as u64 != page {
+                return Err(fail("file", page));
+            }
+            if s.memsz > s.filesz {
+                let zero_end = page_up(file_end).min(start + s.memsz);
+                // SAFETY: [file_end, zero_end) lies in the page just mapped writable.
+                unsafe {
+                    core::ptr::write_bytes(file_end as *mut u8, 0, (zero_end - file_end) as usize)
+                };
+            }
+            // SAFETY: the pages just mapped get the segment's protection.
+            unsafe { libc::mprotect(page as *mut libc::c_void, len as usize, prot) };
+        }
+        let anon = if s.filesz > 0 {
+            page_up(file_end)
+        } else {
+            page
+        };
+        if mem_end > anon {
+            // SAFETY: anonymous pages at an address of the image's span.
+            let r = unsafe {
+                libc::mmap(
+                    anon as *mut libc::c_void,
+                    (mem_end - anon) as usize,
+                    prot,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | fixed,
+                    -1,
+                    0,
+                )
+            };
+            if r as u64 != anon {
+                return Err(fail("zero pages", anon));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The image's function symbols, sorted by name (with the bias added), and
+/// whether it has a symbol table. An IFUNC symbol is reached through the
+/// PLT stub whose slot an `R_X86_64_IRELATIVE` relocation with the
+/// symbol's resolver fills.
+fn functions(file: &[u8], bias: u64) -> (Vec<(String, u64)>, bool) {
+    let shoff = u64_at(file, 40) as usize;
+    let (shentsize, shnum) = (u16_at(file, 58) as usize, u16_at(file, 60) as usize);
+    if shoff == 0 || shentsize < 64 || shoff + shentsize * shnum > file.len() {
+        return (Vec::new(), false);
+    }
+    let section = |i: usize| &file[shoff + i * shentsize..shoff + i * shentsize + 64];
+    let bytes = |h: &[u8]| {
+        let (off, size) = (u64_at(h, 24) as usize, u64_at(h, 32) as usize);
+        file.get(off..off.saturating_add(size)).unwrap_or(&[])
+    };
+    const SHT_SYMTAB: u64 = 2;
+    const SHT_RELA: u64 = 4;
+    const SHF_EXECINSTR: u64 = 4;
+    const STT_FUNC: u8 = 2;
+    const STT_GNU_IFUNC: u8 = 10;
+    const R_X86_64_IRELATIVE: u64 = 37;
+    let Some(symtab) = (0..shnum).find(|&i| u32_at(section(i), 4) == SHT_SYMTAB) else {
+        return (Vec::new(), false);
+    };
+    let strtab = bytes(section(u32_at(section(symtab), 40) as usize));
+    // Resolver address → the GOT slot its IRELATIVE relocation fills.
+    let mut slots: Vec<(u64, u64)> = Vec::new();
+    for i in 0..shnum {
+        if u32_at(section(i), 4) == SHT_RELA {
+            for r in bytes(section(i)).chunks_exact(24) {
+                if u64_at(r, 8) & 0xffff_ffff == R_X86_64_IRELATIVE {
+                    slots.push((u64_at(r, 16), u64_at(r, 0)));
+                }
+            }
+        }
+    }
+    slots.sort_unstable();
+    // GOT slot → the PLT stub that jumps through it (`ff 25 disp32`, after
+    // `endbr64` and a `bnd` prefix in IBT builds).
+    let mut stubs: Vec<(u64, u64)> = Vec::new();
+    if !slots.is_empty() {
+        for i in 0..shnum {
+            let h = section(i);
+            if u64_at(h, 8) & SHF_EXECINSTR == 0 || u64_at(h, 32) > 1 << 20 {
+                continue;
+            }
+            let (addr, code) = (u64_at(h, 16), bytes(h));
+            for k in 0..code.len().saturating_sub(6) {
+                if code[k] == 0xff && code[k + 1] == 0x25 {
+                    let disp = i32::from_le_bytes(code[k + 2..k + 6].try_into().unwrap());
+                    let slot = (addr + k as u64 + 6).wrapping_add(disp as i64 as u64);
+                    let mut at = k;
+                    if at >= 1 && code[at - 1] == 0xf2 {
+                        at -= 1;
+                    }
+                    if at >= 4 && code[at - 4..at] == [0xf3, 0x0f, 0x1e, 0xfa] {
+                        at -= 4;
+                    }
+                    stubs.push((slot, addr + at as u64));
+                }
+            }
+        }
+        stubs.sort_unstable();
+    }
+    let stub_of = |resolver: u64| {
+        let i = slots.partition_point(|&(r, _)| r < resolver);
+        let slot = slots.get(i).filter(|&&(r, _)| r == resolver)?.1;
+        let j = stubs.partition_point(|&(s, _)| s < slot);
+        stubs
+            .get(j)
+            .filter(|&&(s, _)| s == slot)
+            .map(|&(_, stub)| stub)
+    };
+    let mut out = Vec::new();
+    for sym in bytes(section(symtab)).chunks_exact(24) {
+        let kind = sym[4] & 0xf;
+        let value = u64_at(sym, 8);
+        if value == 0 || u16_at(sym, 6) == 0 || !(kind == STT_FUNC || kind == STT_GNU_IFUNC) {
+            continue;
+        }
+        let name_at = u32_at(sym, 0) as usize;
+        let Some(name) = strtab
+            .get(name_at..)
+            .and_then(|s| s.split(|&c| c == 0).next())
+            .and_then(|s| std::str::from_utf8(s).ok())
+        else {
+            continue;
+        };
+        let entry = if kind == STT_GNU_IFUNC {
+            match stub_of(value) {
+                Some(stub) => stub,
+                None => continue,
+            }
+        } else {
+            value
+        };
+        out.push((name.to_string(), entry + bias));
+    }
+    out.sort();
+    out.dedup();
+    (out, true)
+}
+
+/// Builds the guest's first stack as the kernel lays it out: `argc`, the
+/// argument and environment pointers, the auxiliary vector, then the
+/// strings. Returns its address (16-byte aligned, at `argc`).
+fn build_stack(
+    argv: *const *const libc::c_char,
+    envp: *const *const libc::c_char,
+    image_aux: &[(u64, u64)],
+    path: &[u8],
+) -> Result<u64, String> {
+    let collect = |mut p: *const *const libc::c_char| {
+        let mut out: Vec<&[u8]> = Vec::new();
+        // SAFETY: the host's NULL-terminated argument or environment array.
+        unsafe {
+            while !p.is_null() && !(*p).is_null() {
+                out.push(core::ffi::CStr::from_ptr(*p).to_bytes_with_nul());
+                p = p.add(1);
+            }
+        }
+        out
+    };
+    let args = collect(argv);
+    let prefix = format!("{ENV}=");
+    let env: Vec<&[u8]> = collect(envp)
+        .into_iter()
+        .filter(|e| !e.starts_with(prefix.as_bytes()))
+        .collect();
+    // The stack: the soft limit of RLIMIT_STACK, within [8 MiB, 1 GiB].
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes the struct we pass.
+    unsafe { libc::getrlimit(libc::RLIMIT_STACK, &mut lim) };
+    let size = (lim.rlim_cur).clamp(8 << 20, 1 << 30) as usize;
+    // SAFETY: a fresh private mapping for the guest's stack, reserved
+    // lazily, with a guard page below it.
+    let base = unsafe {
+        libc::mmap(
+            core::ptr::null_mut(),
+            size + PAGE as usize,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE | libc::MAP_STACK,
+            -1,
+            0,
+        )
+    };
+    if base == libc::MAP_FAILED {
+        return Err("cannot map the static program's stack".into());
+    }
+    // SAFETY: the lowest page of the mapping becomes the guard.
+    unsafe { libc::mprotect(base, PAGE as usize, libc::PROT_NONE) };
+    let top = base as u64 + size as u64 + PAGE;
+    let mut cursor = top - 16;
+    let mut put = |bytes: &[u8]| {
+        cursor -= bytes.len() as u64;
+        // SAFETY: [cursor, +len) lies in the stack just mapped (the
+        // strings are far smaller than 8 MiB, checked below).
+        unsafe { core::ptr::copy_nonoverlapping(bytes.as_ptr(), cursor as *mut u8, bytes.len()) };
+        cursor
+    };
+    let mut random = [0u8; 16];
+    // SAFETY: fills our buffer (AT_RANDOM's bytes; a short read leaves zeros).
+    unsafe { libc::getrandom(random.as_mut_ptr().cast(), random.len(), 0) };
+    let random_at = put(&random);
+    let platform_at = put(b"x86_64\0");
+    let mut execfn = path.to_vec();
+    execfn.push(0);
+    let execfn_at = put(&execfn);
+    let env_at: Vec<u64> = env.iter().map(|e| put(e)).collect();
+    let args_at: Vec<u64> = args.iter().map(|a| put(a)).collect();
+    if top - cursor > (size / 2) as u64 {
+        return Err("the arguments and environment do not fit the stack".into());
+    }
+    let host = |t: u64| {
+        // SAFETY: reads the host's auxiliary vector.
+        unsafe { libc::getauxval(t) }
+    };
+    let mut aux: Vec<(u64, u64)> = image_aux.to_vec();
+    aux.extend([
+        (libc::AT_PAGESZ, PAGE),
+        (libc::AT_BASE, 0),
+        (libc::AT_FLAGS, 0),
+        (libc::AT_UID, host(libc::AT_UID)),
+        (libc::AT_EUID, host(libc::AT_EUID)),
+        (libc::AT_GID, host(libc::AT_GID)),
+        (libc::AT_EGID, host(libc::AT_EGID)),
+        (libc::AT_SECURE, 0),
+        (libc::AT_HWCAP, host(libc::AT_HWCAP)),
+        (libc::AT_HWCAP2, host(libc::AT_HWCAP2)),
+        (libc::AT_CLKTCK, host(libc::AT_CLKTCK)),
+        (libc::AT_PLATFORM, platform_at),
+        (libc::AT_RANDOM, random_at),
+        (libc::AT_EXECFN, execfn_at),
+    ]);
+    const AT_MINSIGSTKSZ: u64 = 51;
+    for t in [libc::AT_SYSINFO_EHDR, AT_MINSIGSTKSZ] {
+        let v = host(t);
+        if v != 0 {
+            aux.push((t, v));
+        }
+    }
+    aux.push((libc::AT_NULL, 0));
+    let mut words: Vec<u64> = Vec::new();
+    words.push(args_at.len() as u64);
+    words.extend(&args_at);
+    words.push(0);
+    words.extend(&env_at);
+    words.push(0);
+    for (t, v) in aux {
+        words.extend([t, v]);
+    }
+    let mut sp = (cursor - 8 * words.len() as u64) & !15;
+    let start = sp;
+    for w in words {
+        // SAFETY: [start, cursor) lies in the stack mapped above.
+        unsafe { (sp as *mut u64).write(w) };
+        sp += 8;
+    }
+    Ok(start)
+}
+
+/// Where [`guest_call_stub`] puts its stubs, and how far it got.
+static STUBS: crate::lock::Lock<(u64, u64)> = crate::lock::Lock::new((0, 0));
+const STUB_AREA: u64 = 64 << 10;
+const STUB_BYTES: u64 = 64;
+
+/// A stub through which a libm wrapper (running on the host's `%fs` base,
+/// `dgad_native_host_fs`) calls the image's own function `target`
+/// natively on the guest's base, so that the function computes the
+/// value the program would have got and sets the guest's `errno`. The
+/// stub keeps the stack as its caller left it (arguments on the stack stay
+/// in place): it puts the return address aside in the context, and uses
+/// r10, which no libm function takes an argument in. `None` when no
+/// memory is left for it.
+pub fn guest_call_stub(target: u64) -> Option<u64> {
+    use core::mem::offset_of;
+    let ret = offset_of!(ThreadCtx, guest_call_ret) as u32;
+    let guest_fs = offset_of!(ThreadCtx, guest_fs) as u32;
+    let host_fs = offset_of!(ThreadCtx, host_fs) as u32;
+    let mut code: Vec<u8> = Vec::with_capacity(STUB_BYTES as usize);
+    // pop qword ptr gs:[ret]
+    code.extend([0x65, 0x8f, 0x04, 0x25]);
+    code.extend(ret.to_le_bytes());
+    // mov r10, qword ptr gs:[guest_fs]; wrfsbase r10
+    code.extend([0x65, 0x4c, 0x8b, 0x14, 0x25]);
+    code.extend(guest_fs.to_le_bytes());
+    code.extend([0xf3, 0x49, 0x0f, 0xae, 0xd2]);
+    // mov r10, target; call r10
+    code.extend([0x49, 0xba]);
+    code.extend(target.to_le_bytes());
+    code.extend([0x41, 0xff, 0xd2]);
+    // mov r10, qword ptr gs:[host_fs]; wrfsbase r10
+    code.extend([0x65, 0x4c, 0x8b, 0x14, 0x25]);
+    code.extend(host_fs.to_le_bytes());
+    code.extend([0xf3, 0x49, 0x0f, 0xae, 0xd2]);
+    // jmp qword ptr gs:[ret]
+    code.extend([0x65, 0xff, 0x24, 0x25]);
+    code.extend(ret.to_le_bytes());
+    assert!(code.len() as u64 <= STUB_BYTES);
+    let mut area = STUBS.lock();
+    if area.0 == 0 {
+        let rwx = libc::PROT_READ | libc::PROT_WRITE | libc::PROT_EXEC;
+        *area = (crate::sys::map_anon(STUB_AREA as usize, rwx, 0, false)?, 0);
+    }
+    if area.1 + STUB_BYTES > STUB_AREA {
+        return None;
+    }
+    let at = area.0 + area.1;
+    // SAFETY: [at, at + STUB_BYTES) is unused memory of the stub area.
+    unsafe { core::ptr::copy_nonoverlapping(code.as_ptr(), at as *mut u8, code.len()) };
+    area.1 += STUB_BYTES;
+    Some(at)
+}
+
+/// The guest's `arch_prctl(ARCH_SET_FS, base)`: the base the guest runs
+/// on from now on (`dgad_resume` loads it).
+pub fn set_fs(ctx: &mut ThreadCtx, base: u64) -> i64 {
+    ctx.guest_fs = base;
+    0
+}
+
+/// The guest's `brk(want)`: moves the guest's own break (after its image),
+/// not the host's. Fails (answers the old break) where the pages are taken.
+pub fn brk(want: u64) -> i64 {
+    let _held = BRK_LOCK.lock();
+    let (start, end) = (
+        BRK_START.load(Ordering::Relaxed),
+        BRK_END.load(Ordering::Relaxed),
+    );
+    let mut result = end;
+    if want >= start {
+        let (old_top, new_top) = (page_up(end), page_up(want));
+        let ok = if new_top > old_top {
+            // SAFETY: anonymous pages after the break, only where nothing is.
+            let r = unsafe {
+                libc::mmap(
+                    old_top as *mut libc::c_void,
+                    (new_top - old_top) as usize,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED_NOREPLACE,
+                    -1,
+                    0,
+                )
+            };
+            if r as u64 == old_top {
+                true
+            } else {
+                if r != libc::MAP_FAILED {
+                    // SAFETY: a mapping the kernel put elsewhere: ours to drop.
+                    unsafe { libc::munmap(r, (new_top - old_top) as usize) };
+                }
+                false
+            }
+        } else {
+            if new_top < old_top {
+                // SAFETY: the guest's own break pages above its new break.
+                unsafe { libc::munmap(new_top as *mut libc::c_void, (old_top - new_top) as usize) };
+                crate::syscall::invalidate(new_top, old_top - new_top);
+            }
+            true
+        };
+        if ok {
+            let (lo, hi) = (old_top.min(new_top), old_top.max(new_top));
+            if hi > lo {
+                crate::tool::tool().mem_written(lo, hi - lo);
+            }
+            BRK_END.store(want, Ordering::Relaxed);
+            result = want;
+        }
+    }
+    result as i64
+}
+
+/// The `execve` of a static program by a guest under the runtime: the
+/// host to run instead, and the environment entry naming the program.
+/// `None` when the host is not beside `libdgad.so`.
+pub fn host_for(path: &[u8]) -> Option<(Vec<u8>, Vec<u8>)> {
+    let lib = crate::init::config().preload.as_ref()?;
+    let dir = match lib.iter().rposition(|&c| c == b'/') {
+        Some(i) => &lib[..=i],
+        None => b"./".as_slice(),
+    };
+    let mut host = dir.to_vec();
+    host.extend_from_slice(HOST.as_bytes());
+    let exists = std::fs::metadata(os_path(&host)).is_ok();
+    exists.then(|| {
+        let mut entry = format!("{ENV}=").into_bytes();
+        entry.extend_from_slice(path);
+        (host, entry)
+    })
+}

@@ -1,0 +1,339 @@
+//! Statically linked programs under `dgad` (issue 19, decision 45): they run
+//! inside `dgad-static-host`, with the runtime's libm wrappers standing in
+//! for the image's own math functions. Derivatives against the analytic
+//! Jacobian in reverse and forward mode, output byte-identical to the
+//! native run, children of both kinds through `execve`, and crash reports
+//! in guest terms.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use testsuite::derivatives::dg_eval;
+use testsuite::{build_program_at, programs_dir, workspace_root, Compiler, OptLevel, ScratchDir};
+
+const X: [f64; 3] = [0.7, 1.3, 2.1];
+
+/// The Jacobian of `static_libm.c` at `X`.
+fn jacobian() -> [[f64; 3]; 2] {
+    let [a, b, c] = X;
+    let r2 = b * b + c * c;
+    let cbrt = a.cbrt();
+    [
+        [
+            a.cos() * b.exp() + c * a.powf(c - 1.0),
+            a.sin() * b.exp() + c / r2,
+            a.powf(c) * a.ln() - b / r2,
+        ],
+        [
+            c.ln() * cbrt / (3.0 * a) + b.tanh(),
+            a / (b.cosh() * b.cosh()),
+            cbrt / c,
+        ],
+    ]
+}
+
+/// `gcc -O3 -static` of a program of `testsuite/programs/static`.
+fn build(name: &str) -> PathBuf {
+    static BUILDING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _guard = BUILDING.lock().unwrap_or_else(|e| e.into_inner());
+    let include: OsString = format!("-I{}", workspace_root().join("include").display()).into();
+    build_program_at(
+        &programs_dir().join("static").join(name),
+        Compiler::Gcc,
+        OptLevel::O3,
+        &[include, "-static".into(), "-pthread".into()],
+        &["-lm".into()],
+    )
+}
+
+fn dgad() -> Command {
+    Command::new(testsuite::dgad_launcher())
+}
+
+fn args() -> Vec<String> {
+    X.map(|x| x.to_string()).to_vec()
+}
+
+fn succeed(what: &str, out: Output) -> Output {
+    assert!(out.status.success(), "{what}: {out:?}");
+    out
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-12 * b.abs().max(1.0)
+}
+
+fn numbers(v: &serde_json::Value) -> Vec<f64> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect()
+}
+
+/// Checks a `--json` Jacobian against the analytic one.
+fn check_jacobian(what: &str, json: &[u8]) {
+    let v: serde_json::Value = serde_json::from_slice(json).unwrap();
+    let j = jacobian();
+    let rows = v["jacobian"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{what}: {v}");
+    for (k, row) in rows.iter().enumerate() {
+        let row = numbers(row);
+        for i in 0..3 {
+            assert!(
+                close(row[i], j[k][i]),
+                "{what}: J[{k}][{i}] = {} vs {}",
+                row[i],
+                j[k][i]
+            );
+        }
+    }
+}
+
+#[test]
+fn reverse_and_forward_derivatives_of_a_static_program() {
+    let prog = build("static_libm.c");
+    assert!(
+        testsuite_is_static(&prog),
+        "{} should be statically linked",
+        prog.display()
+    );
+    let native = succeed("native", Command::new(&prog).args(args()).output().unwrap());
+    // Null mode prints the native bytes.
+    let run = succeed(
+        "run",
+        dgad()
+            .arg("run")
+            .arg("--")
+            .arg(&prog)
+            .args(args())
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(run.stdout, native.stdout);
+    let jac = succeed(
+        "jacobian",
+        dgad()
+            .args(["jacobian", "--json", "--"])
+            .arg(&prog)
+            .args(args())
+            .output()
+            .unwrap(),
+    );
+    check_jacobian("jacobian", &jac.stdout);
+    // The program's own output went to stderr, the same bytes.
+    assert_eq!(jac.stderr, native.stdout);
+    // Forward mode in the run along (1, 2, -1).
+    let dot = succeed(
+        "dot",
+        dgad()
+            .args(["dot", "--json", "--seed", "1,2,-1", "--"])
+            .arg(&prog)
+            .args(args())
+            .output()
+            .unwrap(),
+    );
+    let v: serde_json::Value = serde_json::from_slice(&dot.stdout).unwrap();
+    let t = numbers(&v["tangents"]);
+    let j = jacobian();
+    for k in 0..2 {
+        let jv = j[k][0] + 2.0 * j[k][1] - j[k][2];
+        assert!(close(t[k], jv), "dot y{k}: {} vs {jv}", t[k]);
+    }
+}
+
+/// Whether `path` has no program interpreter (what `file` calls static).
+fn testsuite_is_static(path: &Path) -> bool {
+    let out = Command::new("readelf")
+        .arg("-lW")
+        .arg(path)
+        .output()
+        .unwrap();
+    !String::from_utf8_lossy(&out.stdout).contains("INTERP")
+}
+
+/// The wrappers stand in for the image's own `sin`, `exp`, … (found in
+/// its symbol table, IFUNCs through their PLT stubs): a handful of tape
+/// blocks per evaluation, where glibc's machine code takes well over a
+/// hundred.
+#[test]
+fn the_static_images_math_functions_are_answered_by_the_wrappers() {
+    let prog = build("static_libm.c");
+    let blocks = |extra: &[&str]| {
+        let dir = ScratchDir::new("static-wrappers");
+        let rec = dir.path().join("rec");
+        succeed(
+            "record",
+            dgad()
+                .args(["record", "--tape-format", "derivgrind", "--dir"])
+                .arg(&rec)
+                .args(extra)
+                .arg("--")
+                .arg(&prog)
+                .args(args())
+                .output()
+                .unwrap(),
+        );
+        std::fs::write(rec.join("dg-output-bars"), "1\n1\n").unwrap();
+        let out = succeed(
+            "dg-eval --stats",
+            Command::new(dg_eval())
+                .arg(&rec)
+                .arg("--stats")
+                .output()
+                .unwrap(),
+        );
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("tape:"))
+            .unwrap()
+            .to_owned();
+        line.split_whitespace()
+            .nth(1)
+            .unwrap()
+            .parse::<u64>()
+            .unwrap()
+    };
+    let wrapped = blocks(&[]);
+    let machine_code = blocks(&["--no-mathwrap"]);
+    assert!(wrapped <= 40, "{wrapped} tape blocks with the wrappers");
+    assert!(
+        machine_code > 3 * wrapped,
+        "{machine_code} blocks without the wrappers against {wrapped} with them"
+    );
+}
+
+/// A stripped static program cannot be searched for its math functions:
+/// it runs without the wrappers, and says so.
+#[test]
+fn a_stripped_static_program_says_it_runs_without_the_wrappers() {
+    let prog = build("static_libm.c");
+    let dir = ScratchDir::new("static-stripped");
+    let stripped = dir.path().join("stripped");
+    let s = Command::new("strip")
+        .arg("-o")
+        .arg(&stripped)
+        .arg(&prog)
+        .status()
+        .unwrap();
+    assert!(s.success());
+    let out = succeed(
+        "grad",
+        dgad()
+            .arg("grad")
+            .arg("--")
+            .arg(&stripped)
+            .args(args())
+            .output()
+            .unwrap(),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("has no symbol table (stripped)")
+            && err.contains("without the analytic wrappers"),
+        "{err}"
+    );
+}
+
+/// Null mode: threads with their own TLS and errno, the heap, a handler
+/// left with siglongjmp, timer signals, fork and an execve of a dynamic
+/// program, byte for byte as natively; record mode too.
+#[test]
+fn a_static_program_runs_as_natively() {
+    let prog = build("static_plain.c");
+    let echo = ["/bin/echo", "dynamic", "after", "static"];
+    let native = succeed("native", Command::new(&prog).args(echo).output().unwrap());
+    let text = String::from_utf8_lossy(&native.stdout);
+    assert!(
+        text.contains("fault caught") && text.ends_with("dynamic after static\n"),
+        "{text}"
+    );
+    for mode in ["run", "record"] {
+        let dir = ScratchDir::new("static-plain");
+        let mut cmd = dgad();
+        cmd.arg(mode);
+        if mode == "record" {
+            cmd.arg("--dir").arg(dir.path().join("rec"));
+        }
+        let out = succeed(mode, cmd.arg("--").arg(&prog).args(echo).output().unwrap());
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            text,
+            "{mode}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+/// `execve` keeps every child under dgad: a shell script runs the static
+/// program in a pipeline, and a static program execs a static one (which
+/// runs in the host again). The Jacobian comes from the grandchild.
+#[test]
+fn static_and_dynamic_children_stay_under_dgad() {
+    let client = build("static_libm.c");
+    let plain = build("static_plain.c");
+    let line = format!("'{}' {} | cat; true", client.display(), args().join(" "));
+    let native = succeed(
+        "native",
+        Command::new("bash").args(["-c", &line]).output().unwrap(),
+    );
+    let out = succeed(
+        "jacobian of a script",
+        dgad()
+            .args(["jacobian", "--json", "--", "bash", "-c", &line])
+            .output()
+            .unwrap(),
+    );
+    check_jacobian("script", &out.stdout);
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains(&String::from_utf8_lossy(&native.stdout).into_owned()),
+        "{out:?}"
+    );
+    let out = succeed(
+        "jacobian through a static exec",
+        dgad()
+            .args(["jacobian", "--json", "--"])
+            .arg(&plain)
+            .arg(&client)
+            .args(args())
+            .output()
+            .unwrap(),
+    );
+    check_jacobian("static exec", &out.stdout);
+}
+
+/// A static program that dies of SIGSEGV: the report names its functions.
+#[test]
+fn crash_report_of_a_static_program_names_its_functions() {
+    use std::os::unix::process::ExitStatusExt;
+    let prog = build("static_segv.c");
+    for mode in ["run", "record"] {
+        let dir = ScratchDir::new("static-segv");
+        let mut cmd = dgad();
+        cmd.arg(mode);
+        if mode == "record" {
+            cmd.arg("--dir").arg(dir.path().join("rec"));
+        }
+        let out = cmd.arg("--").arg(&prog).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.signal() == Some(11) || out.status.code() == Some(139),
+            "{mode}: {out:?}"
+        );
+        assert!(
+            err.contains("crash report v1: signal 11 (SIGSEGV), fault address 0x10"),
+            "{mode}: {err}"
+        );
+        let name = prog.file_name().unwrap().to_string_lossy().into_owned();
+        for (k, func) in ["deref", "middle", "main"].iter().enumerate() {
+            assert!(
+                err.lines().any(|l| l.contains(&format!("#{k} 0x"))
+                    && l.contains(&format!("{name}+0x"))
+                    && l.contains(&format!(" {func}+0x"))),
+                "{mode}: frame {k} in {func}:\n{err}"
+            );
+        }
+    }
+}
