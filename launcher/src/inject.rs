@@ -52,6 +52,14 @@ pub enum Takeover {
 /// came in.
 pub fn run(cmd: &mut Command, lib: &Path, early: bool) -> Result<(ExitStatus, Takeover)> {
     refuse_foreign(cmd.get_program())?;
+    // The host of a static program ([`command`]): the runtime starts the
+    // program from its first instruction either way, and takes the host
+    // over in its constructor, after the host's libc has initialised
+    // itself (an early takeover would leave the host's initialisers unrun).
+    let host = cmd
+        .get_envs()
+        .any(|(k, v)| k == "DGAD_STATIC_EXEC" && v.is_some());
+    let early = early && !host;
     if !early {
         let status = cmd.status()?;
         return Ok((status, Takeover::Constructor));

@@ -217,6 +217,9 @@ pub struct ThreadCtx {
     pub shadow_mask: u64,
     /// Scratch slots for inline record-mode sequences.
     pub spill_tmp: [u64; 2],
+    /// Where the shadow address of an `fs:` operand keeps `rcx`
+    /// (`ContextLayout::fs_tmp`).
+    pub fs_tmp: u64,
     /// Scratch area for vector lanes in inline record-mode sequences.
     pub lane_tmp: [u64; 2],
     /// `ContextLayout::abs_masks`: constants of the inline tangent code.
@@ -297,6 +300,7 @@ impl ThreadCtx {
         abs_masks: offset_of!(ThreadCtx, abs_masks) as u32,
         vec_tmp: offset_of!(ThreadCtx, vec_tmp) as u32,
         pending_signals: offset_of!(ThreadCtx, pending_len) as u32,
+        fs_tmp: offset_of!(ThreadCtx, fs_tmp) as u32,
     };
 
     /// Maps a fresh context and its runtime stack. The lookup table starts

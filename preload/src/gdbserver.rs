@@ -243,9 +243,14 @@ fn serve(ctx: &mut ThreadCtx) -> Resume {
                 return Resume::Step;
             }
             _ if p.starts_with(b"qXfer:auxv:read::") => {
-                match crate::directory::read_file(libc::AT_FDCWD, "/proc/self/auxv") {
-                    Ok(data) => xfer(&data, &text["qXfer:auxv:read::".len()..]),
-                    Err(_) => b"E01".to_vec(),
+                let annex = &text["qXfer:auxv:read::".len()..];
+                match crate::static_exec::auxv() {
+                    // A static guest's own vector (the process's is the host's).
+                    Some(data) => xfer(data, annex),
+                    None => match crate::directory::read_file(libc::AT_FDCWD, "/proc/self/auxv") {
+                        Ok(data) => xfer(&data, annex),
+                        Err(_) => b"E01".to_vec(),
+                    },
                 }
             }
             _ if p.starts_with(b"qRcmd,") => {

@@ -85,6 +85,15 @@ impl Image {
     }
 }
 
+/// The guest's auxiliary vector as bytes (what `/proc/self/auxv` would
+/// hold for it), for the gdbserver.
+static AUXV: OnceLock<Vec<u8>> = OnceLock::new();
+
+/// The auxiliary vector the static guest started with, if the guest is one.
+pub fn auxv() -> Option<&'static [u8]> {
+    AUXV.get().map(Vec::as_slice)
+}
+
 /// The mapped image, when the guest is one.
 pub fn image() -> Option<&'static Image> {
     IMAGE.get()
@@ -102,19 +111,6 @@ fn os_path(p: &[u8]) -> &std::path::Path {
     std::path::Path::new(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(p))
 }
 
-fn u16_at(b: &[u8], i: usize) -> u64 {
-    u16::from_le_bytes([b[i], b[i + 1]]) as u64
-}
-fn u32_at(b: &[u8], i: usize) -> u64 {
-    u32::from_le_bytes(b[i..i + 4].try_into().unwrap()) as u64
-}
-fn u64_at(b: &[u8], i: usize) -> u64 {
-    u64::from_le_bytes(b[i..i + 8].try_into().unwrap())
-}
-
-const PT_LOAD: u64 = 1;
-const PT_INTERP: u64 = 3;
-const PT_PHDR: u64 = 6;
 const PAGE: u64 = 4096;
 
 fn page_down(a: u64) -> u64 {
@@ -126,8 +122,8 @@ fn page_up(a: u64) -> u64 {
 
 /// A program header, the fields used.
 struct Segment {
-    kind: u64,
-    flags: u64,
+    kind: u32,
+    flags: u32,
     offset: u64,
     vaddr: u64,
     filesz: u64,
@@ -155,49 +151,54 @@ pub fn start(
     }
     let file = std::fs::read(os_path(path)).map_err(|e| format!("cannot read {shown}: {e}"))?;
     let bad = |why: &str| format!("{shown}: not a static x86-64 ELF program ({why})");
-    if file.len() < 64 || file[..4] != *b"\x7fELF" || file[4] != 2 || u16_at(&file, 18) != 62 {
-        return Err(bad("header"));
+    use object::elf::{FileHeader64, EM_X86_64, ET_DYN, ET_EXEC, PT_INTERP, PT_LOAD, PT_PHDR};
+    use object::read::elf::{FileHeader, ProgramHeader};
+    let header = FileHeader64::<object::Endianness>::parse(&*file).map_err(|_| bad("header"))?;
+    let endian = header.endian().map_err(|_| bad("header"))?;
+    if header.e_machine(endian) != EM_X86_64 {
+        return Err(bad("machine"));
     }
-    let e_type = u16_at(&file, 16);
-    let (entry, phoff) = (u64_at(&file, 24), u64_at(&file, 32) as usize);
-    let (phentsize, phnum) = (u16_at(&file, 54) as usize, u16_at(&file, 56) as usize);
-    if phentsize < 56 || phoff + phentsize * phnum > file.len() {
-        return Err(bad("program headers"));
-    }
-    let segments: Vec<Segment> = (0..phnum)
-        .map(|i| {
-            let h = &file[phoff + i * phentsize..];
-            Segment {
-                kind: u32_at(h, 0),
-                flags: u32_at(h, 4),
-                offset: u64_at(h, 8),
-                vaddr: u64_at(h, 16),
-                filesz: u64_at(h, 32),
-                memsz: u64_at(h, 40),
-            }
+    let e_type = header.e_type(endian);
+    let (entry, phoff) = (header.e_entry(endian), header.e_phoff(endian));
+    let phentsize = u64::from(header.e_phentsize(endian));
+    let segments: Vec<Segment> = header
+        .program_headers(endian, &*file)
+        .map_err(|_| bad("program headers"))?
+        .iter()
+        .map(|h| Segment {
+            kind: h.p_type(endian),
+            flags: h.p_flags(endian),
+            offset: h.p_offset(endian),
+            vaddr: h.p_vaddr(endian),
+            filesz: h.p_filesz(endian),
+            memsz: h.p_memsz(endian),
         })
         .collect();
+    let phnum = segments.len() as u64;
     if segments.iter().any(|s| s.kind == PT_INTERP) {
         return Err(bad("it has an interpreter"));
     }
     let loads: Vec<&Segment> = segments.iter().filter(|s| s.kind == PT_LOAD).collect();
     let (Some(lo), Some(hi)) = (
         loads.iter().map(|s| page_down(s.vaddr)).min(),
-        loads.iter().map(|s| s.vaddr + s.memsz).max(),
+        loads.iter().map(|s| s.vaddr.saturating_add(s.memsz)).max(),
     ) else {
         return Err(bad("no loadable segment"));
     };
+    if hi >= 1 << 47 {
+        return Err(bad("addresses beyond user space"));
+    }
     if loads
         .iter()
-        .any(|s| s.filesz > s.memsz || s.offset + s.filesz > file.len() as u64)
+        .any(|s| s.filesz > s.memsz || s.offset.saturating_add(s.filesz) > file.len() as u64)
     {
         return Err(bad("segment sizes"));
     }
     // ET_EXEC at its addresses; ET_DYN (static-pie) where the kernel puts
     // a reservation of the whole span.
     let bias = match e_type {
-        2 => 0,
-        3 => {
+        ET_EXEC => 0,
+        ET_DYN => {
             let span = page_up(hi) - lo;
             let at = crate::sys::map_anon(span as usize, libc::PROT_NONE, 0, false)
                 .ok_or_else(|| format!("{shown}: no room for {span} bytes"))?;
@@ -225,12 +226,12 @@ pub fn start(
         .or_else(|| {
             loads
                 .iter()
-                .find(|s| s.offset <= phoff as u64 && (phoff as u64) < s.offset + s.filesz)
-                .map(|s| s.vaddr + (phoff as u64 - s.offset))
+                .find(|s| s.offset <= phoff && phoff < s.offset + s.filesz)
+                .map(|s| s.vaddr + (phoff - s.offset))
         })
         .ok_or_else(|| bad("program headers not loaded"))?
         + bias;
-    let (functions, has_symbols) = functions(&file, bias);
+    let (functions, has_symbols) = functions(header, endian, &file, bias);
     let _ = IMAGE.set(Image {
         functions,
         has_symbols,
@@ -241,8 +242,8 @@ pub fn start(
         envp,
         &[
             (libc::AT_PHDR, phdr),
-            (libc::AT_PHENT, phentsize as u64),
-            (libc::AT_PHNUM, phnum as u64),
+            (libc::AT_PHENT, phentsize),
+            (libc::AT_PHNUM, phnum),
             (libc::AT_ENTRY, entry + bias),
         ],
         path,
@@ -341,35 +342,31 @@ fn map_segments(fd: i32, loads: &[&Segment], bias: u64, shown: &str) -> Result<(
 /// The image's function symbols, sorted by name (with the bias added), and
 /// whether it has a symbol table. An IFUNC symbol is reached through the
 /// PLT stub whose slot an `R_X86_64_IRELATIVE` relocation with the
-/// symbol's resolver fills.
-fn functions(file: &[u8], bias: u64) -> (Vec<(String, u64)>, bool) {
-    let shoff = u64_at(file, 40) as usize;
-    let (shentsize, shnum) = (u16_at(file, 58) as usize, u16_at(file, 60) as usize);
-    if shoff == 0 || shentsize < 64 || shoff + shentsize * shnum > file.len() {
+/// symbol's resolver fills. Whatever cannot be read counts as absent.
+fn functions(
+    header: &object::elf::FileHeader64<object::Endianness>,
+    endian: object::Endianness,
+    file: &[u8],
+    bias: u64,
+) -> (Vec<(String, u64)>, bool) {
+    use object::elf::{R_X86_64_IRELATIVE, SHF_EXECINSTR, SHT_SYMTAB, STT_FUNC, STT_GNU_IFUNC};
+    use object::read::elf::{FileHeader, Rela, SectionHeader, Sym};
+    let Ok(sections) = header.sections(endian, file) else {
+        return (Vec::new(), false);
+    };
+    let Ok(symbols) = sections.symbols(endian, file, SHT_SYMTAB) else {
+        return (Vec::new(), false);
+    };
+    if symbols.is_empty() {
         return (Vec::new(), false);
     }
-    let section = |i: usize| &file[shoff + i * shentsize..shoff + i * shentsize + 64];
-    let bytes = |h: &[u8]| {
-        let (off, size) = (u64_at(h, 24) as usize, u64_at(h, 32) as usize);
-        file.get(off..off.saturating_add(size)).unwrap_or(&[])
-    };
-    const SHT_SYMTAB: u64 = 2;
-    const SHT_RELA: u64 = 4;
-    const SHF_EXECINSTR: u64 = 4;
-    const STT_FUNC: u8 = 2;
-    const STT_GNU_IFUNC: u8 = 10;
-    const R_X86_64_IRELATIVE: u64 = 37;
-    let Some(symtab) = (0..shnum).find(|&i| u32_at(section(i), 4) == SHT_SYMTAB) else {
-        return (Vec::new(), false);
-    };
-    let strtab = bytes(section(u32_at(section(symtab), 40) as usize));
     // Resolver address → the GOT slot its IRELATIVE relocation fills.
     let mut slots: Vec<(u64, u64)> = Vec::new();
-    for i in 0..shnum {
-        if u32_at(section(i), 4) == SHT_RELA {
-            for r in bytes(section(i)).chunks_exact(24) {
-                if u64_at(r, 8) & 0xffff_ffff == R_X86_64_IRELATIVE {
-                    slots.push((u64_at(r, 16), u64_at(r, 0)));
+    for section in sections.iter() {
+        if let Ok(Some((relas, _))) = section.rela(endian, file) {
+            for r in relas {
+                if r.r_type(endian, false) == R_X86_64_IRELATIVE {
+                    slots.push((r.r_addend(endian) as u64, r.r_offset(endian)));
                 }
             }
         }
@@ -378,30 +375,29 @@ fn functions(file: &[u8], bias: u64) -> (Vec<(String, u64)>, bool) {
     // GOT slot → the PLT stub that jumps through it (`ff 25 disp32`, after
     // `endbr64` and a `bnd` prefix in IBT builds).
     let mut stubs: Vec<(u64, u64)> = Vec::new();
-    if !slots.is_empty() {
-        for i in 0..shnum {
-            let h = section(i);
-            if u64_at(h, 8) & SHF_EXECINSTR == 0 || u64_at(h, 32) > 1 << 20 {
-                continue;
-            }
-            let (addr, code) = (u64_at(h, 16), bytes(h));
-            for k in 0..code.len().saturating_sub(6) {
-                if code[k] == 0xff && code[k + 1] == 0x25 {
-                    let disp = i32::from_le_bytes(code[k + 2..k + 6].try_into().unwrap());
-                    let slot = (addr + k as u64 + 6).wrapping_add(disp as i64 as u64);
-                    let mut at = k;
-                    if at >= 1 && code[at - 1] == 0xf2 {
-                        at -= 1;
-                    }
-                    if at >= 4 && code[at - 4..at] == [0xf3, 0x0f, 0x1e, 0xfa] {
-                        at -= 4;
-                    }
-                    stubs.push((slot, addr + at as u64));
+    for section in sections.iter().filter(|_| !slots.is_empty()) {
+        let executable = section.sh_flags(endian) & u64::from(SHF_EXECINSTR) != 0;
+        let small = section.sh_size(endian) <= 1 << 20;
+        let (Ok(code), true) = (section.data(endian, file), executable && small) else {
+            continue;
+        };
+        let addr = section.sh_addr(endian);
+        for k in 0..code.len().saturating_sub(6) {
+            if code[k] == 0xff && code[k + 1] == 0x25 {
+                let disp = i32::from_le_bytes([code[k + 2], code[k + 3], code[k + 4], code[k + 5]]);
+                let slot = (addr + k as u64 + 6).wrapping_add(disp as i64 as u64);
+                let mut at = k;
+                if at >= 1 && code[at - 1] == 0xf2 {
+                    at -= 1;
                 }
+                if at >= 4 && code[at - 4..at] == [0xf3, 0x0f, 0x1e, 0xfa] {
+                    at -= 4;
+                }
+                stubs.push((slot, addr + at as u64));
             }
         }
-        stubs.sort_unstable();
     }
+    stubs.sort_unstable();
     let stub_of = |resolver: u64| {
         let i = slots.partition_point(|&(r, _)| r < resolver);
         let slot = slots.get(i).filter(|&&(r, _)| r == resolver)?.1;
@@ -412,17 +408,15 @@ fn functions(file: &[u8], bias: u64) -> (Vec<(String, u64)>, bool) {
             .map(|&(_, stub)| stub)
     };
     let mut out = Vec::new();
-    for sym in bytes(section(symtab)).chunks_exact(24) {
-        let kind = sym[4] & 0xf;
-        let value = u64_at(sym, 8);
-        if value == 0 || u16_at(sym, 6) == 0 || !(kind == STT_FUNC || kind == STT_GNU_IFUNC) {
+    for sym in symbols.iter() {
+        let (kind, value) = (sym.st_type(), sym.st_value(endian));
+        if value == 0 || sym.is_undefined(endian) || !(kind == STT_FUNC || kind == STT_GNU_IFUNC) {
             continue;
         }
-        let name_at = u32_at(sym, 0) as usize;
-        let Some(name) = strtab
-            .get(name_at..)
-            .and_then(|s| s.split(|&c| c == 0).next())
-            .and_then(|s| std::str::from_utf8(s).ok())
+        let Some(name) = symbols
+            .symbol_name(endian, sym)
+            .ok()
+            .and_then(|n| std::str::from_utf8(n).ok())
         else {
             continue;
         };
@@ -543,6 +537,12 @@ fn build_stack(
         }
     }
     aux.push((libc::AT_NULL, 0));
+    let _ = AUXV.set(
+        aux.iter()
+            .flat_map(|&(t, v)| [t, v])
+            .flat_map(u64::to_ne_bytes)
+            .collect(),
+    );
     let mut words: Vec<u64> = Vec::new();
     words.push(args_at.len() as u64);
     words.extend(&args_at);

@@ -60,6 +60,9 @@ pub struct ContextLayout {
     /// The number of signals queued for the guest (a `u32`): code returning
     /// from a native call must enter the runtime when it is not zero.
     pub pending_signals: u32,
+    /// A slot where the shadow address of an `fs:` operand keeps the
+    /// register it reads the `%fs` base into.
+    pub fs_tmp: u32,
 }
 
 impl ContextLayout {
@@ -82,6 +85,7 @@ impl ContextLayout {
         abs_masks: 0x1f00,
         vec_tmp: 0x1f40,
         pending_signals: 0x90,
+        fs_tmp: 0xa0,
     };
 }
 

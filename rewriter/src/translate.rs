@@ -2373,13 +2373,19 @@ impl<'a> Translator<'a> {
     fn shadow_address_in_rax(&mut self, insn: &Instruction) -> Result<(), TranslateError> {
         self.lea_of_operand(Register::RAX, insn);
         if insn.segment_prefix() == Register::FS {
-            // Thread-local data: the ABI keeps the thread pointer (the fs
-            // base) at fs:0.
+            // Thread-local data: add the fs base, read with `rdfsbase`
+            // (not from fs:0, where the ELF TLS ABI keeps the thread
+            // pointer but Go's runtime keeps other data), through rcx
+            // kept in a slot. No flags change.
+            let slot = gs_operand(self.layout.fs_tmp);
+            self.asm(Instruction::with2(Code::Mov_rm64_r64, slot, Register::RCX));
+            self.asm(Instruction::with1(Code::Rdfsbase_r64, Register::RCX));
             self.asm(Instruction::with2(
-                Code::Add_r64_rm64,
+                Code::Lea_r64_m,
                 Register::RAX,
-                MemoryOperand::new(Register::None, Register::None, 1, 0, 4, false, Register::FS),
+                MemoryOperand::with_base_index(Register::RAX, Register::RCX),
             ));
+            self.asm(Instruction::with2(Code::Mov_r64_rm64, Register::RCX, slot));
         }
         self.e.shadow_address_of_rax(self.layout.shadow_mask);
         Ok(())

@@ -66,16 +66,36 @@ CLIENTS = {
 }
 
 
+# `difftest.py --static`: every client linked statically (`-static`, run by
+# dgad inside dgad-static-host, decision 45), built as NAME_static.
+STATIC = False
+# What the static link needs beyond the dynamic one (the archives' own
+# dependencies, which the shared libraries name themselves).
+STATIC_LIBS = {
+    "lapack_ref": "-lgfortran -lquadmath -lm",
+    "lapack_openblas": "-lgfortran -lquadmath -lpthread -lm",
+    "cblas_openblas": "-lgfortran -lquadmath -lpthread -lm",
+    "cblas_ref": "-lgfortran -lquadmath -lm",
+    "fortran_O3native": "-lgfortran -lquadmath -lm",
+}
+
+
+def binary(name):
+    return name + ("_static" if STATIC else "")
+
+
 def build(bdir, names):
     for name in sorted(names):
         if name == "py":
             continue
-        out = os.path.join(bdir, name)
+        out = os.path.join(bdir, binary(name))
         fc = os.path.join(bdir, "fclient")
         if name.startswith("fortran") and not os.path.exists(os.path.join(fc, "libdgadclient.a")):
             subprocess.run(["nice", "-n", "10", "make", "-s", "-C", os.path.join(ROOT, "preload/client"), "BUILD=" + fc],
                            check=True)
         cmd = CLIENTS[name].format(inc=INC, cl=CL, out=out, root=ROOT, fc=fc)
+        if STATIC:
+            cmd += " -static " + STATIC_LIBS.get(name, "")
         srcs = [w for w in cmd.split() if w.startswith(CL)]
         if os.path.exists(out) and all(os.path.getmtime(s) <= os.path.getmtime(out) for s in srcs):
             continue
@@ -109,7 +129,7 @@ class Case:
     def command(self, bdir):
         if self.client == "py":
             return [sys.executable, os.path.join(CL, "py_cases.py"), self.case]
-        return [os.path.join(bdir, self.client), self.case]
+        return [os.path.join(bdir, binary(self.client)), self.case]
 
     def variants(self, cpuids):
         out = []

@@ -113,6 +113,15 @@ class Runner:
     def cmd(self, case, infile):
         return case.command(self.build) + [infile]
 
+    def under_dgad(self, case, infile, env):
+        """The command of a run under dgad (`env` preloads the runtime): a
+        static client runs in the host beside libdgad.so, as dgad starts it."""
+        cmd = self.cmd(case, infile)
+        if C.STATIC and case.client != "py":
+            env["DGAD_STATIC_EXEC"] = cmd[0]
+            cmd = [os.path.join(os.path.dirname(LIB), "dgad-static-host")] + cmd[1:]
+        return cmd
+
     def native(self, case, x, env_extra, ref=False):
         inf = os.path.join(self.work, "in.txt")
         write_vec(inf, x)
@@ -139,7 +148,7 @@ class Runner:
         env["DGAD_RECORD"] = rec
         env["LD_PRELOAD"] = LIB
         t = time.time()
-        r = subprocess.run(nice(self.cmd(case, inf)), env=env, capture_output=True, text=True)
+        r = subprocess.run(nice(self.under_dgad(case, inf, env)), env=env, capture_output=True, text=True)
         dt = time.time() - t
         return r, rec, dt
 
@@ -155,7 +164,7 @@ class Runner:
         env["DGAD_RECORD"] = d
         env["LD_PRELOAD"] = LIB
         env.update(settings)
-        r = subprocess.run(nice(self.cmd(case, inf)), env=env, capture_output=True, text=True)
+        r = subprocess.run(nice(self.under_dgad(case, inf, env)), env=env, capture_output=True, text=True)
         if r.returncode != 0:
             raise RuntimeError("%s run failed (%d): %s" % (settings, r.returncode, r.stderr[-400:]))
         return d
@@ -198,7 +207,7 @@ class Runner:
         env["DGAD_MODE"] = "dot"
         env["DGAD_RECORD"] = d
         env["LD_PRELOAD"] = LIB
-        r = subprocess.run(nice(self.cmd(case, inf)), env=env, capture_output=True, text=True)
+        r = subprocess.run(nice(self.under_dgad(case, inf, env)), env=env, capture_output=True, text=True)
         if r.returncode != 0:
             raise RuntimeError("dot run failed (%d): %s" % (r.returncode, r.stderr[-400:]))
         t = read_mat(os.path.join(d, "dg-output-dots")).ravel()
@@ -450,7 +459,10 @@ def main():
     ap.add_argument("--json", help="append results as JSON lines to this file")
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--no-build", action="store_true")
+    ap.add_argument("--static", action="store_true",
+                    help="link every client statically (NAME_static; run in dgad-static-host)")
     args = ap.parse_args()
+    C.STATIC = args.static
     os.makedirs(args.build, exist_ok=True)
     allc = C.all_cases()
     sel = [c for c in allc if (not args.filter or any(f in c.name for f in args.filter))

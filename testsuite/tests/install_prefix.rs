@@ -2,8 +2,8 @@
 //! installation (issue 19). Clients written for Derivgrind — C, Fortran and
 //! Python, unchanged — build against the prefix's headers and libraries
 //! and run through its `bin/valgrind --tool=derivgrind`, `bin/derivgrind`
-//! and `bin/tape-evaluation`, with derivatives checked against the
-//! analytic ones.
+//! and `bin/tape-evaluation` (a C client also linked statically), with
+//! derivatives checked against the analytic ones.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -130,6 +130,29 @@ fn derivgrind_clients_run_against_the_installed_prefix() {
     assert_eq!(counts.iter().sum::<u64>(), blocks, "{stats:?}");
     // Block 0 and the input have no operands; x·x·x has operations.
     assert!(counts[0] >= 2 && counts[1] + counts[2] >= 1, "{stats:?}");
+
+    // The same client linked statically, through the same command line:
+    // it runs in the prefix's lib/dgad-static-host (decision 45).
+    let cube_static = scratch.path().join("cube-static");
+    let out = Command::new("gcc")
+        .args(["-O2", "-static", "-o"])
+        .arg(&cube_static)
+        .arg(root.join("testsuite/derivatives/derivgrind_cube.c"))
+        .arg(format!("-I{}", prefix.join("include").display()))
+        .output()
+        .unwrap();
+    ok(out, "gcc -static cube");
+    assert!(prefix.join("lib/dgad-static-host").is_file());
+    let dir = scratch.path().join("cube-static-tape");
+    let mut cmd = Command::new(&valgrind);
+    cmd.arg("--tool=derivgrind")
+        .arg(format!("--record={}", dir.display()))
+        .arg(&cube_static);
+    assert_eq!(
+        ok(with_input(cmd, "2\n"), "valgrind static cube").trim(),
+        "8"
+    );
+    assert_eq!(reverse(&prefix, &dir, "1\n"), [12.0]);
 
     // C, forward mode in the run through bin/derivgrind (which implies
     // --tool=derivgrind, as Derivgrind's wrapper script passes it).

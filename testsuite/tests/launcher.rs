@@ -352,12 +352,25 @@ fn vgdb_without_a_server_says_so() {
 /// `dg-eval` gives the gradient. Both against the analytic derivatives.
 #[test]
 fn derivgrind_interactive_under_gdb() {
+    interactive_under_gdb(false);
+}
+
+/// The same session with the program linked statically: it runs in
+/// `dgad-static-host` (decision 45), and gdb gets the program's own
+/// auxiliary vector from the gdbserver.
+#[test]
+fn derivgrind_interactive_under_gdb_static() {
+    interactive_under_gdb(true);
+}
+
+fn interactive_under_gdb(static_link: bool) {
     use std::io::{BufRead as _, BufReader};
     let scratch = ScratchDir::new("launcher-gdb");
     let source = testsuite::programs_dir().join("record/gdb_interactive.c");
     let prog = scratch.path().join("gdb_interactive");
     let built = Command::new("cc")
         .args(["-g", "-O0"])
+        .args(static_link.then_some("-static"))
         .arg(&source)
         .arg("-o")
         .arg(&prog)

@@ -337,3 +337,82 @@ fn crash_report_of_a_static_program_names_its_functions() {
         }
     }
 }
+
+/// A program linked statically against musl instead of glibc: its own
+/// thread pointer and math functions (plain symbols there), the same
+/// Jacobian and output.
+#[test]
+fn a_musl_static_program_gives_the_analytic_jacobian() {
+    let dir = ScratchDir::new("static-musl");
+    let prog = dir.path().join("static_libm_musl");
+    let include = workspace_root().join("include");
+    let built = Command::new("musl-gcc")
+        .args(["-O2", "-static", "-o"])
+        .arg(&prog)
+        .arg("-I")
+        .arg(&include)
+        .arg(programs_dir().join("static/static_libm.c"))
+        .arg("-lm")
+        .output()
+        .expect("musl-gcc (scripts/setup.sh installs musl-tools)");
+    succeed("musl-gcc", built);
+    assert!(testsuite_is_static(&prog));
+    let native = succeed("native", Command::new(&prog).args(args()).output().unwrap());
+    let jac = succeed(
+        "jacobian",
+        dgad()
+            .args(["jacobian", "--json", "--"])
+            .arg(&prog)
+            .args(args())
+            .output()
+            .unwrap(),
+    );
+    check_jacobian("musl", &jac.stdout);
+    assert_eq!(jac.stderr, native.stdout);
+}
+
+/// A static Go program: Go's runtime keeps its thread data at `%fs`
+/// without the ELF TLS ABI's thread pointer at fs:0, starts its threads
+/// itself and preempts with signals. Output byte-identical in null,
+/// record and dot mode.
+#[test]
+fn a_go_program_runs_as_natively() {
+    let dir = ScratchDir::new("static-go");
+    let prog = dir.path().join("goroutines");
+    let built = Command::new("go")
+        .args(["build", "-o"])
+        .arg(&prog)
+        .arg(".")
+        .current_dir(programs_dir().join("static/go"))
+        .env("CGO_ENABLED", "0")
+        .env("GOCACHE", dir.path().join("gocache"))
+        .env("GOFLAGS", "-mod=mod")
+        .output()
+        .expect("go (scripts/setup.sh installs golang-go)");
+    succeed("go build", built);
+    assert!(testsuite_is_static(&prog));
+    let native = succeed("native", Command::new(&prog).output().unwrap());
+    assert!(String::from_utf8_lossy(&native.stdout).contains("alloc 2000"));
+    for mode in ["run", "record"] {
+        let mut cmd = dgad();
+        cmd.arg(mode);
+        if mode == "record" {
+            cmd.arg("--dir").arg(dir.path().join("rec"));
+        }
+        let out = succeed(mode, cmd.arg("--").arg(&prog).output().unwrap());
+        assert_eq!(out.stdout, native.stdout, "{mode}");
+    }
+    // Dot mode with nothing marked: straight through the host, as dgad
+    // would start it.
+    let host = testsuite::dgad_lib().with_file_name("dgad-static-host");
+    let out = succeed(
+        "dot",
+        Command::new(host)
+            .env("LD_PRELOAD", testsuite::dgad_lib())
+            .env("DGAD_MODE", "dot")
+            .env("DGAD_STATIC_EXEC", &prog)
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(out.stdout, native.stdout, "dot");
+}

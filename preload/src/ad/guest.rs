@@ -168,8 +168,19 @@ pub fn gpr_value(ctx: &ThreadCtx, r: Register) -> u64 {
     }
 }
 
-/// The thread's `%fs` base (the guest's TLS pointer).
-pub fn fs_base() -> u64 {
+/// The guest's `%fs` base (its TLS pointer): the live one, or for a
+/// statically linked guest the one the runtime's entry put aside (the
+/// runtime runs on its own then, `static_exec`).
+pub fn guest_fs_base(ctx: &ThreadCtx) -> u64 {
+    if crate::static_exec::active() {
+        ctx.guest_fs
+    } else {
+        fs_base()
+    }
+}
+
+/// The thread's live `%fs` base.
+fn fs_base() -> u64 {
     let v: u64;
     // SAFETY: rdfsbase reads the fs base; the kernel enables FSGSBASE
     // instructions for user space on this CPU (checked at start-up).
@@ -182,7 +193,7 @@ pub fn fs_base() -> u64 {
 /// Effective address of memory operand of `insn` (element `elem` for VSIB:
 /// the address of the gather's or scatter's `elem`-th element).
 pub fn effective_address(ctx: &ThreadCtx, insn: &Instruction, elem: usize) -> Option<u64> {
-    let fs = fs_base();
+    let fs = guest_fs_base(ctx);
     let operand = (0..insn.op_count()).find(|&i| insn.op_kind(i) == OpKind::Memory)?;
     insn.virtual_address(operand, elem, |reg, e, size| {
         Some(match reg {

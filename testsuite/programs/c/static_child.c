@@ -1,6 +1,6 @@
-/* Built with -static by the transparency suite and run by bash under dgad:
- * LD_PRELOAD cannot reach a statically linked program, so it runs natively
- * (same output and status) and dgad says so on stderr. */
+/* Built with -static and -static-pie by the transparency suite and run by
+ * bash under dgad: LD_PRELOAD cannot reach a statically linked program, so
+ * the runtime execs it inside dgad-static-host (same output and status). */
 #include <stdio.h>
 #include <stdlib.h>
 

@@ -1,0 +1,3 @@
+module dgadstatic
+
+go 1.19
