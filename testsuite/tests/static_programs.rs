@@ -90,6 +90,22 @@ fn check_jacobian(what: &str, json: &[u8]) {
     }
 }
 
+/// `dgad jacobian --json` of `static_libm.c`'s build `prog`: the analytic
+/// Jacobian, and the program's own output (on stderr there) as `native`.
+fn jacobian_of(what: &str, prog: &Path, native: &Output) {
+    let jac = succeed(
+        what,
+        dgad()
+            .args(["jacobian", "--json", "--"])
+            .arg(prog)
+            .args(args())
+            .output()
+            .unwrap(),
+    );
+    check_jacobian(what, &jac.stdout);
+    assert_eq!(jac.stderr, native.stdout, "{what}");
+}
+
 #[test]
 fn reverse_and_forward_derivatives_of_a_static_program() {
     let prog = build("static_libm.c");
@@ -111,18 +127,7 @@ fn reverse_and_forward_derivatives_of_a_static_program() {
             .unwrap(),
     );
     assert_eq!(run.stdout, native.stdout);
-    let jac = succeed(
-        "jacobian",
-        dgad()
-            .args(["jacobian", "--json", "--"])
-            .arg(&prog)
-            .args(args())
-            .output()
-            .unwrap(),
-    );
-    check_jacobian("jacobian", &jac.stdout);
-    // The program's own output went to stderr, the same bytes.
-    assert_eq!(jac.stderr, native.stdout);
+    jacobian_of("glibc", &prog, &native);
     // Forward mode in the run along (1, 2, -1).
     let dot = succeed(
         "dot",
@@ -358,17 +363,7 @@ fn a_musl_static_program_gives_the_analytic_jacobian() {
     succeed("musl-gcc", built);
     assert!(testsuite_is_static(&prog));
     let native = succeed("native", Command::new(&prog).args(args()).output().unwrap());
-    let jac = succeed(
-        "jacobian",
-        dgad()
-            .args(["jacobian", "--json", "--"])
-            .arg(&prog)
-            .args(args())
-            .output()
-            .unwrap(),
-    );
-    check_jacobian("musl", &jac.stdout);
-    assert_eq!(jac.stderr, native.stdout);
+    jacobian_of("musl", &prog, &native);
 }
 
 /// A static Go program: Go's runtime keeps its thread data at `%fs`
