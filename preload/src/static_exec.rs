@@ -341,8 +341,9 @@ fn map_segments(fd: i32, loads: &[&Segment], bias: u64, shown: &str) -> Result<(
 
 /// The image's function symbols, sorted by name (with the bias added), and
 /// whether it has a symbol table. An IFUNC symbol is reached through the
-/// PLT stub whose slot an `R_X86_64_IRELATIVE` relocation with the
-/// symbol's resolver fills. Whatever cannot be read counts as absent.
+/// PLT stubs whose slots `R_X86_64_IRELATIVE` relocations with the
+/// symbol's resolver fill (one entry each). Whatever cannot be read counts
+/// as absent.
 fn functions(
     header: &object::elf::FileHeader64<object::Endianness>,
     endian: object::Endianness,
@@ -398,16 +399,22 @@ fn functions(
         }
     }
     stubs.sort_unstable();
-    let stub_of = |resolver: u64| {
+    // Every stub of every slot of a resolver: an IFUNC can have several
+    // (calls from the program and from the library itself).
+    let stubs_of = |resolver: u64| {
         let i = slots.partition_point(|&(r, _)| r < resolver);
-        let slot = slots.get(i).filter(|&&(r, _)| r == resolver)?.1;
-        let j = stubs.partition_point(|&(s, _)| s < slot);
-        stubs
-            .get(j)
-            .filter(|&&(s, _)| s == slot)
+        slots[i..]
+            .iter()
+            .take_while(|&&(r, _)| r == resolver)
+            .flat_map(|&(_, slot)| {
+                let j = stubs.partition_point(|&(s, _)| s < slot);
+                stubs[j..].iter().take_while(move |&&(s, _)| s == slot)
+            })
             .map(|&(_, stub)| stub)
+            .collect::<Vec<u64>>()
     };
     let mut out = Vec::new();
+    let mut ifuncs = Vec::new();
     for sym in symbols.iter() {
         let (kind, value) = (sym.st_type(), sym.st_value(endian));
         if value == 0 || sym.is_undefined(endian) || !(kind == STT_FUNC || kind == STT_GNU_IFUNC) {
@@ -420,16 +427,35 @@ fn functions(
         else {
             continue;
         };
-        let entry = if kind == STT_GNU_IFUNC {
-            match stub_of(value) {
-                Some(stub) => stub,
-                None => continue,
-            }
+        if kind == STT_GNU_IFUNC {
+            out.extend(
+                stubs_of(value)
+                    .into_iter()
+                    .map(|stub| (name.to_string(), stub + bias)),
+            );
+            ifuncs.push(name);
         } else {
-            value
-        };
-        out.push((name.to_string(), entry + bias));
+            out.push((name.to_string(), value + bias));
+        }
     }
+    out.sort();
+    // glibc's variants of an IFUNC `f` are `__f_sse2`, `__f_fma`, …: a call
+    // that reaches one without the stub (through a GOT slot, `-fno-plt`)
+    // is answered too.
+    const VARIANTS: [&str; 8] = [
+        "sse2", "sse41", "avx", "avx2", "fma", "fma4", "avx512", "evex",
+    ];
+    let mut variants = Vec::new();
+    for name in ifuncs {
+        for v in VARIANTS {
+            let variant = format!("__{name}_{v}");
+            let i = out.partition_point(|(n, _)| *n < variant);
+            if let Some((_, a)) = out.get(i).filter(|(n, _)| *n == variant) {
+                variants.push((name.to_string(), *a));
+            }
+        }
+    }
+    out.extend(variants);
     out.sort();
     out.dedup();
     (out, true)

@@ -157,6 +157,41 @@ fn testsuite_is_static(path: &Path) -> bool {
     !String::from_utf8_lossy(&out.stdout).contains("INTERP")
 }
 
+/// The number of tape blocks `dgad record` (Derivgrind's format, options
+/// `extra`) writes for one run of `static_libm.c`'s build `prog`.
+fn tape_blocks(prog: &Path, extra: &[&str]) -> u64 {
+    let dir = ScratchDir::new("static-blocks");
+    let rec = dir.path().join("rec");
+    succeed(
+        "record",
+        dgad()
+            .args(["record", "--tape-format", "derivgrind", "--dir"])
+            .arg(&rec)
+            .args(extra)
+            .arg("--")
+            .arg(prog)
+            .args(args())
+            .output()
+            .unwrap(),
+    );
+    std::fs::write(rec.join("dg-output-bars"), "1\n1\n").unwrap();
+    let out = succeed(
+        "dg-eval --stats",
+        Command::new(dg_eval())
+            .arg(&rec)
+            .arg("--stats")
+            .output()
+            .unwrap(),
+    );
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("tape:"))
+        .unwrap()
+        .to_owned();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
 /// The wrappers stand in for the image's own `sin`, `exp`, … (found in
 /// its symbol table, IFUNCs through their PLT stubs): a handful of tape
 /// blocks per evaluation, where glibc's machine code takes well over a
@@ -164,48 +199,40 @@ fn testsuite_is_static(path: &Path) -> bool {
 #[test]
 fn the_static_images_math_functions_are_answered_by_the_wrappers() {
     let prog = build("static_libm.c");
-    let blocks = |extra: &[&str]| {
-        let dir = ScratchDir::new("static-wrappers");
-        let rec = dir.path().join("rec");
-        succeed(
-            "record",
-            dgad()
-                .args(["record", "--tape-format", "derivgrind", "--dir"])
-                .arg(&rec)
-                .args(extra)
-                .arg("--")
-                .arg(&prog)
-                .args(args())
-                .output()
-                .unwrap(),
-        );
-        std::fs::write(rec.join("dg-output-bars"), "1\n1\n").unwrap();
-        let out = succeed(
-            "dg-eval --stats",
-            Command::new(dg_eval())
-                .arg(&rec)
-                .arg("--stats")
-                .output()
-                .unwrap(),
-        );
-        let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        let line = text
-            .lines()
-            .find(|l| l.starts_with("tape:"))
-            .unwrap()
-            .to_owned();
-        line.split_whitespace()
-            .nth(1)
-            .unwrap()
-            .parse::<u64>()
-            .unwrap()
-    };
-    let wrapped = blocks(&[]);
-    let machine_code = blocks(&["--no-mathwrap"]);
+    let wrapped = tape_blocks(&prog, &[]);
+    let machine_code = tape_blocks(&prog, &["--no-mathwrap"]);
     assert!(wrapped <= 40, "{wrapped} tape blocks with the wrappers");
     assert!(
         machine_code > 3 * wrapped,
         "{machine_code} blocks without the wrappers against {wrapped} with them"
+    );
+}
+
+/// Built with `-fno-plt`, the program calls `sin`, `atan2` (IFUNCs) through
+/// their GOT slots, not PLT stubs, and so reaches glibc's variants
+/// (`__sin_fma`, …) directly: they are answered as well.
+#[test]
+fn ifunc_variants_reached_without_a_plt_stub_are_answered() {
+    let dir = ScratchDir::new("static-noplt");
+    let prog = dir.path().join("static_libm_noplt");
+    let built = Command::new("gcc")
+        .args(["-O2", "-fno-plt", "-static", "-o"])
+        .arg(&prog)
+        .arg("-I")
+        .arg(workspace_root().join("include"))
+        .arg(programs_dir().join("static/static_libm.c"))
+        .arg("-lm")
+        .output()
+        .unwrap();
+    succeed("gcc -fno-plt", built);
+    let native = succeed("native", Command::new(&prog).args(args()).output().unwrap());
+    jacobian_of("-fno-plt", &prog, &native);
+    let blocks = tape_blocks(&prog, &[]);
+    assert!(
+        // 21 with every function answered; 46 when sin and atan2 run as
+        // machine code.
+        blocks <= 30,
+        "{blocks} tape blocks: a math function ran as machine code"
     );
 }
 
