@@ -68,6 +68,9 @@ pub struct Image {
     pub has_symbols: bool,
     /// The file as given.
     pub path: String,
+    /// Its absolute path, NUL-terminated: what `/proc/self/exe` names for
+    /// the guest ([`exe_alias`]).
+    pub exe: std::ffi::CString,
 }
 
 impl Image {
@@ -232,10 +235,27 @@ pub fn start(
         .ok_or_else(|| bad("program headers not loaded"))?
         + bias;
     let (functions, has_symbols) = functions(header, endian, &file, bias);
+    let exe = std::fs::canonicalize(os_path(path))
+        .ok()
+        .and_then(|p| std::ffi::CString::new(p.into_os_string().into_encoded_bytes()).ok())
+        .unwrap_or_else(|| std::ffi::CString::new(path).unwrap_or_default());
+    // The thread's name (`/proc/self/comm`, `ps`) is the program's, as
+    // after its own execve: the kernel's first 15 bytes of its file name.
+    let name = exe
+        .to_bytes()
+        .rsplit(|&c| c == b'/')
+        .next()
+        .unwrap_or_default();
+    let mut comm = [0u8; 16];
+    let len = name.len().min(15);
+    comm[..len].copy_from_slice(&name[..len]);
+    // SAFETY: PR_SET_NAME reads a NUL-terminated string of at most 16 bytes.
+    unsafe { libc::prctl(libc::PR_SET_NAME, comm.as_ptr()) };
     let _ = IMAGE.set(Image {
         functions,
         has_symbols,
         path: shown,
+        exe,
     });
     let sp = build_stack(
         argv,
@@ -639,6 +659,32 @@ pub fn guest_call_stub(target: u64) -> Option<u64> {
     unsafe { core::ptr::copy_nonoverlapping(code.as_ptr(), at as *mut u8, code.len()) };
     area.1 += STUB_BYTES;
     Some(at)
+}
+
+/// For a static guest, a path argument `path` (a guest string) that names
+/// the running program, `/proc/self/exe` or `/proc/PID/exe` of this
+/// process, which the kernel resolves to the host: the image's own path
+/// instead, for `readlink`, `open` and `execve`.
+pub fn exe_alias(path: u64) -> Option<&'static std::ffi::CStr> {
+    let image = image()?;
+    if path == 0 {
+        return None;
+    }
+    let mut buf = [0u8; 32];
+    // SAFETY: copies at most 32 bytes of the guest's string; a bad pointer
+    // fails the copy (the call then goes to the kernel, which says EFAULT).
+    if !unsafe { crate::sys::safe_copy(buf.as_mut_ptr(), path as *const u8, 1) } {
+        return None;
+    }
+    for (i, b) in buf.iter_mut().enumerate().skip(1) {
+        // SAFETY: as above, one byte at a time up to the string's end.
+        if !unsafe { crate::sys::safe_copy(b, (path + i as u64) as *const u8, 1) } || *b == 0 {
+            break;
+        }
+    }
+    let text = buf.split(|&c| c == 0).next().unwrap_or(&[]);
+    let own = format!("/proc/{}/exe", crate::init::pid());
+    (text == b"/proc/self/exe" || text == own.as_bytes()).then_some(image.exe.as_c_str())
 }
 
 /// The guest's `arch_prctl(ARCH_SET_FS, base)`: the base the guest runs

@@ -189,6 +189,21 @@ pub fn handle(ctx: &mut ThreadCtx) {
             }
         }
         libc::SYS_brk if crate::static_exec::active() => crate::static_exec::brk(a[1]),
+        // `/proc/self/exe` is the host; the guest gets its own file.
+        libc::SYS_readlink if crate::static_exec::exe_alias(a[1]).is_some() => {
+            readlink_exe(a[1], a[2], a[3])
+        }
+        libc::SYS_readlinkat if crate::static_exec::exe_alias(a[2]).is_some() => {
+            readlink_exe(a[2], a[3], a[4])
+        }
+        libc::SYS_open | libc::SYS_openat if exe_path_arg(nr, &a).is_some() => {
+            let mut call = a;
+            let i = if nr == libc::SYS_open { 1 } else { 2 };
+            call[i] = exe_path_arg(nr, &a).map_or(0, |p| p.as_ptr() as u64);
+            // SAFETY: the guest's call with its path replaced by the
+            // image's (a NUL-terminated string that lives for the process).
+            unsafe { dgad_guarded_syscall(call.as_ptr(), &ctx.pending_len) }
+        }
         libc::SYS_arch_prctl if a[1] == 0x1001 => {
             // ARCH_SET_GS: %gs belongs to the runtime.
             crate::dgad_eprintln!(
@@ -480,6 +495,25 @@ fn restore_address_space_limit(soft: u64) {
     }
 }
 
+/// The static guest's own file where `open`/`openat` name `/proc/self/exe`.
+fn exe_path_arg(nr: i64, a: &[u64; 7]) -> Option<&'static core::ffi::CStr> {
+    crate::static_exec::exe_alias(if nr == libc::SYS_open { a[1] } else { a[2] })
+}
+
+/// `readlink` of `/proc/self/exe` for a static guest: its own path (not
+/// NUL-terminated, cut to `size`), as the kernel answers.
+fn readlink_exe(path: u64, buf: u64, size: u64) -> i64 {
+    let exe = crate::static_exec::exe_alias(path).map_or(&[][..], |e| e.to_bytes());
+    let n = exe.len().min(size as usize);
+    // SAFETY: copies into the guest's buffer of `size` bytes; a bad one is
+    // caught (EFAULT, as the kernel answers).
+    if unsafe { sys::safe_copy(buf as *mut u8, exe.as_ptr(), n) } {
+        n as i64
+    } else {
+        -(libc::EFAULT as i64)
+    }
+}
+
 /// `execve`/`execveat`: keeps `libdgad.so` in `LD_PRELOAD` so the new image
 /// runs under the runtime too.
 fn exec(ctx: &mut ThreadCtx, path: u64, argv: u64, envp: u64, at: Option<(u64, u64)>) -> i64 {
@@ -495,6 +529,8 @@ fn exec(ctx: &mut ThreadCtx, path: u64, argv: u64, envp: u64, at: Option<(u64, u
     // (`static_exec`): exec that instead, with the program named in the
     // environment and the guest's own arguments.
     let mut host = None;
+    // The static guest re-executing itself through /proc/self/exe.
+    let path = crate::static_exec::exe_alias(path).map_or(path, |e| e.as_ptr() as u64);
     if crate::execenv::statically_linked(dirfd, path) {
         // SAFETY: the file opened, so `path` is a valid guest string.
         let given = unsafe { core::ffi::CStr::from_ptr(path as *const libc::c_char) }.to_bytes();

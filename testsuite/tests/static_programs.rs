@@ -268,6 +268,27 @@ fn a_stripped_static_program_says_it_runs_without_the_wrappers() {
     );
 }
 
+/// Runs `prog ARGS` under `dgad run` and `dgad record`: the output must be
+/// `native`'s, byte for byte.
+fn runs_as_natively(prog: &Path, args: &[&str], native: &Output) {
+    for mode in ["run", "record"] {
+        let dir = ScratchDir::new("static-modes");
+        let mut cmd = dgad();
+        cmd.arg(mode);
+        if mode == "record" {
+            cmd.arg("--dir").arg(dir.path().join("rec"));
+        }
+        let out = succeed(mode, cmd.arg("--").arg(prog).args(args).output().unwrap());
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&native.stdout),
+            "{mode} of {}: {}",
+            prog.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
 /// Null mode: threads with their own TLS and errno, the heap, a handler
 /// left with siglongjmp, timer signals, fork and an execve of a dynamic
 /// program, byte for byte as natively; record mode too.
@@ -281,21 +302,21 @@ fn a_static_program_runs_as_natively() {
         text.contains("fault caught") && text.ends_with("dynamic after static\n"),
         "{text}"
     );
-    for mode in ["run", "record"] {
-        let dir = ScratchDir::new("static-plain");
-        let mut cmd = dgad();
-        cmd.arg(mode);
-        if mode == "record" {
-            cmd.arg("--dir").arg(dir.path().join("rec"));
-        }
-        let out = succeed(mode, cmd.arg("--").arg(&prog).args(echo).output().unwrap());
-        assert_eq!(
-            String::from_utf8_lossy(&out.stdout),
-            text,
-            "{mode}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
+    runs_as_natively(&prog, &echo, &native);
+}
+
+/// `/proc/self/exe` names the host to the kernel; the program gets its own
+/// file from `readlink`, `open` and `execve` of it, as natively.
+#[test]
+fn a_static_program_finds_itself_at_proc_self_exe() {
+    let prog = build("static_self.c");
+    let native = succeed("native", Command::new(&prog).output().unwrap());
+    let text = String::from_utf8_lossy(&native.stdout);
+    assert!(
+        text.contains("generation 1: static_self, magic ELF"),
+        "{text}"
+    );
+    runs_as_natively(&prog, &[], &native);
 }
 
 /// `execve` keeps every child under dgad: a shell script runs the static
@@ -415,15 +436,7 @@ fn a_go_program_runs_as_natively() {
     assert!(testsuite_is_static(&prog));
     let native = succeed("native", Command::new(&prog).output().unwrap());
     assert!(String::from_utf8_lossy(&native.stdout).contains("alloc 2000"));
-    for mode in ["run", "record"] {
-        let mut cmd = dgad();
-        cmd.arg(mode);
-        if mode == "record" {
-            cmd.arg("--dir").arg(dir.path().join("rec"));
-        }
-        let out = succeed(mode, cmd.arg("--").arg(&prog).output().unwrap());
-        assert_eq!(out.stdout, native.stdout, "{mode}");
-    }
+    runs_as_natively(&prog, &[], &native);
     // Dot mode with nothing marked: straight through the host, as dgad
     // would start it.
     let host = testsuite::dgad_lib().with_file_name("dgad-static-host");
