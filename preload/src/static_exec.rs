@@ -58,6 +58,12 @@ static IMAGE: OnceLock<Image> = OnceLock::new();
 /// The guest's program break: where its heap starts and where it ends now.
 static BRK_START: AtomicU64 = AtomicU64::new(0);
 static BRK_END: AtomicU64 = AtomicU64::new(0);
+/// The end of the address range reserved for the break after the image
+/// (`PROT_NONE` until the break grows into it), so that no other mapping
+/// (the code cache's chunks are placed near the code) takes it first.
+static BRK_RESERVED: AtomicU64 = AtomicU64::new(0);
+/// How much is reserved: the rest of a larger break goes where free.
+const BRK_RESERVATION: u64 = 256 << 20;
 static BRK_LOCK: crate::lock::Lock<()> = crate::lock::Lock::new(());
 
 /// A mapped static image: what the libm interception needs of it.
@@ -221,6 +227,9 @@ pub fn start(
     let end = page_up(bias + hi);
     BRK_START.store(end, Ordering::Relaxed);
     BRK_END.store(end, Ordering::Relaxed);
+    let reserved = crate::sys::map_anon(BRK_RESERVATION as usize, libc::PROT_NONE, end, true)
+        .map_or(end, |at| at + BRK_RESERVATION);
+    BRK_RESERVED.store(reserved, Ordering::Relaxed);
     // Where the program headers are in memory (AT_PHDR).
     let phdr = segments
         .iter()
@@ -610,7 +619,7 @@ fn build_stack(
 
 /// Where [`guest_call_stub`] puts its stubs, and how far it got.
 static STUBS: crate::lock::Lock<(u64, u64)> = crate::lock::Lock::new((0, 0));
-const STUB_AREA: u64 = 64 << 10;
+const STUB_AREA: u64 = 256 << 10;
 const STUB_BYTES: u64 = 64;
 
 /// A stub through which a libm wrapper (running on the host's `%fs` base,
@@ -649,9 +658,19 @@ pub fn guest_call_stub(target: u64) -> Option<u64> {
     let mut area = STUBS.lock();
     if area.0 == 0 {
         let rwx = libc::PROT_READ | libc::PROT_WRITE | libc::PROT_EXEC;
-        *area = (crate::sys::map_anon(STUB_AREA as usize, rwx, 0, false)?, 0);
+        area.0 = crate::sys::map_anon(STUB_AREA as usize, rwx, 0, false).unwrap_or(u64::MAX);
     }
-    if area.1 + STUB_BYTES > STUB_AREA {
+    // Said once (`area.1` then stays at STUB_AREA): the function runs as
+    // machine code, not silently.
+    if area.1 >= STUB_AREA {
+        return None;
+    }
+    if area.0 == u64::MAX || area.1 + STUB_BYTES > STUB_AREA {
+        crate::dgad_eprintln!(
+            "no memory for the libm wrappers' calls of the static program's own \
+             functions: some math functions are differentiated as machine code"
+        );
+        area.1 = STUB_AREA;
         return None;
     }
     let at = area.0 + area.1;
@@ -698,52 +717,77 @@ pub fn set_fs(ctx: &mut ThreadCtx, base: u64) -> i64 {
 /// not the host's. Fails (answers the old break) where the pages are taken.
 pub fn brk(want: u64) -> i64 {
     let _held = BRK_LOCK.lock();
-    let (start, end) = (
+    let (start, end, reserved) = (
         BRK_START.load(Ordering::Relaxed),
         BRK_END.load(Ordering::Relaxed),
+        BRK_RESERVED.load(Ordering::Relaxed),
     );
-    let mut result = end;
-    if want >= start {
-        let (old_top, new_top) = (page_up(end), page_up(want));
-        let ok = if new_top > old_top {
-            // SAFETY: anonymous pages after the break, only where nothing is.
-            let r = unsafe {
-                libc::mmap(
-                    old_top as *mut libc::c_void,
-                    (new_top - old_top) as usize,
-                    libc::PROT_READ | libc::PROT_WRITE,
-                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED_NOREPLACE,
-                    -1,
-                    0,
-                )
-            };
-            if r as u64 == old_top {
-                true
-            } else {
-                if r != libc::MAP_FAILED {
-                    // SAFETY: a mapping the kernel put elsewhere: ours to drop.
-                    unsafe { libc::munmap(r, (new_top - old_top) as usize) };
-                }
-                false
-            }
-        } else {
-            if new_top < old_top {
-                // SAFETY: the guest's own break pages above its new break.
-                unsafe { libc::munmap(new_top as *mut libc::c_void, (old_top - new_top) as usize) };
-                crate::syscall::invalidate(new_top, old_top - new_top);
-            }
-            true
-        };
-        if ok {
-            let (lo, hi) = (old_top.min(new_top), old_top.max(new_top));
-            if hi > lo {
-                crate::tool::tool().mem_written(lo, hi - lo);
-            }
-            BRK_END.store(want, Ordering::Relaxed);
-            result = want;
-        }
+    if want < start {
+        return end as i64;
     }
-    result as i64
+    let (old_top, new_top) = (page_up(end), page_up(want));
+    let (lo, hi) = (old_top.min(new_top), old_top.max(new_top));
+    // Never into the shadow memory's ranges (the kernel's break would fail
+    // there too: something is mapped).
+    if crate::tool::tool().has_shadows() && !shadowmem::is_app_range(lo, hi) {
+        return end as i64;
+    }
+    let rw = libc::PROT_READ | libc::PROT_WRITE;
+    let ok = if new_top > old_top {
+        // Within the reservation the pages replace reserved ones; beyond
+        // it they go only where nothing is.
+        let split = new_top.min(reserved).max(old_top);
+        (split == old_top || map_at(old_top, split - old_top, rw, libc::MAP_FIXED))
+            && (split == new_top || map_at(split, new_top - split, rw, libc::MAP_FIXED_NOREPLACE))
+    } else {
+        if new_top < old_top {
+            // The pages above the new break go: back to the reservation
+            // within it, unmapped beyond.
+            let split = reserved.clamp(new_top, old_top);
+            if split > new_top {
+                map_at(new_top, split - new_top, libc::PROT_NONE, libc::MAP_FIXED);
+            }
+            if old_top > split {
+                // SAFETY: the guest's own break pages beyond the reservation.
+                unsafe { libc::munmap(split as *mut libc::c_void, (old_top - split) as usize) };
+            }
+            crate::syscall::invalidate(new_top, old_top - new_top);
+        }
+        true
+    };
+    if !ok {
+        return end as i64;
+    }
+    if hi > lo {
+        crate::tool::tool().mem_written(lo, hi - lo);
+    }
+    BRK_END.store(want, Ordering::Relaxed);
+    want as i64
+}
+
+/// Maps `len` bytes of fresh anonymous memory exactly at `at` (`fixed`:
+/// `MAP_FIXED` over the break's own reservation, or `MAP_FIXED_NOREPLACE`);
+/// whether it did.
+fn map_at(at: u64, len: u64, prot: i32, fixed: i32) -> bool {
+    // SAFETY: with MAP_FIXED only over the guest break's reservation, which
+    // nothing else uses; with MAP_FIXED_NOREPLACE the kernel refuses where
+    // anything is mapped.
+    let r = unsafe {
+        libc::mmap(
+            at as *mut libc::c_void,
+            len as usize,
+            prot,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE | fixed,
+            -1,
+            0,
+        )
+    };
+    if r != libc::MAP_FAILED && r as u64 != at {
+        // SAFETY: a mapping the kernel put elsewhere (an old kernel ignoring
+        // MAP_FIXED_NOREPLACE): ours to drop.
+        unsafe { libc::munmap(r, len as usize) };
+    }
+    r as u64 == at
 }
 
 /// The `execve` of a static program by a guest under the runtime: the

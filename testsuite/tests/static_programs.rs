@@ -289,7 +289,9 @@ fn runs_as_natively(prog: &Path, args: &[&str], native: &Output) {
     }
 }
 
-/// Null mode: threads with their own TLS and errno, the heap, a handler
+/// Null mode: threads with their own TLS and errno, the heap and the
+/// break (100 MiB with `sbrk`, where the code cache would otherwise have
+/// taken the room after the image), a handler
 /// left with siglongjmp, timer signals, fork and an execve of a dynamic
 /// program, byte for byte as natively; record mode too.
 #[test]
@@ -299,7 +301,9 @@ fn a_static_program_runs_as_natively() {
     let native = succeed("native", Command::new(&prog).args(echo).output().unwrap());
     let text = String::from_utf8_lossy(&native.stdout);
     assert!(
-        text.contains("fault caught") && text.ends_with("dynamic after static\n"),
+        text.contains("fault caught")
+            && text.contains("break: grew yes, now 50 MiB above")
+            && text.ends_with("dynamic after static\n"),
         "{text}"
     );
     runs_as_natively(&prog, &echo, &native);

@@ -2,9 +2,9 @@
  * decision 45), for null mode: its output must be the native one byte for
  * byte. It exercises what a static libc does on its own: its thread-local
  * storage and errno (on the main thread and on threads it creates with
- * CLONE_SETTLS), its heap (brk, then mmap), a signal handler left with
- * siglongjmp, timer signals, fork, and execve of the program given as
- * argv[1] (a dynamic one in the test). */
+ * CLONE_SETTLS), its heap (brk, then mmap) and its break directly, a
+ * signal handler left with siglongjmp, timer signals, fork, and execve of
+ * the program given as argv[1] (a dynamic one in the test). */
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -47,6 +47,17 @@ int main(int argc, char **argv) {
     for (int i = 0; i < 1000; i++) free(blocks[i]);
     free(big);
     printf("heap %zu\n", total);
+    /* The break itself: 100 MiB more (the kernel's break has that room after
+     * the image; dgad's must too), touched, then half given back. */
+    char *before = sbrk(0);
+    char *grown = sbrk(100 << 20);
+    if (grown != (void *)-1) {
+        for (long i = 0; i < (100 << 20); i += 4096)
+            grown[i] = 1;
+        sbrk(-(50 << 20));
+    }
+    printf("break: grew %s, now %ld MiB above\n", grown == (void *)-1 ? "no" : "yes",
+           (long)(((char *)sbrk(0) - before) >> 20));
 
     pthread_t t[4];
     for (long k = 0; k < 4; k++) pthread_create(&t[k], 0, worker, (void *)(k + 1));
