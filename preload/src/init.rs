@@ -204,7 +204,9 @@ pub extern "C" fn dgad_init_early(
 }
 
 /// Called by `dgad_takeover` from the loader's initialiser loop. Returns 1
-/// when the calling thread should continue under the runtime, 0 to run
+/// when the calling thread should continue under the runtime, 2 when it
+/// should start the static program mapped into this host instead
+/// (`static_exec`: the context holds its entry and stack), 0 to run
 /// natively (`DGAD_DISABLE` on).
 pub extern "C" fn dgad_init(
     _argc: i32,
@@ -223,13 +225,12 @@ pub extern "C" fn dgad_init(
     let cfg = CONFIG.get_or_init(|| read_config(envp));
     // A statically linked program in the host (`static_exec`): its image
     // is mapped before the tool starts, which looks for its libm.
-    let static_image = crate::static_exec::requested(envp);
     let mut static_start = None;
-    if let Some(path) = &static_image {
+    if let Some(path) = crate::static_exec::requested(envp) {
         let Some(ctx) = ThreadCtx::allocate() else {
             fail("cannot map the main thread's context")
         };
-        if let Err(e) = crate::static_exec::start(ctx, path, argv, envp) {
+        if let Err(e) = crate::static_exec::start(ctx, &path, argv, envp) {
             crate::dgad_eprintln!("{e}");
             crate::sys::exit_group(127);
         }
