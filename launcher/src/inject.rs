@@ -296,20 +296,22 @@ pub fn static_program(program: &std::ffi::OsStr) -> Option<PathBuf> {
     use object::elf::{DT_SONAME, PT_DYNAMIC, PT_INTERP};
     use object::read::elf::{Dyn, FileHeader, ProgramHeader};
     let found = locate(program)?;
-    let data = std::fs::read(&found).ok()?;
-    let header = object::elf::FileHeader64::<object::Endianness>::parse(&*data).ok()?;
+    // Only the headers are read (python3 or a large solver is megabytes).
+    let cache = object::read::ReadCache::new(File::open(&found).ok()?);
+    let data = &cache;
+    let header = object::elf::FileHeader64::<object::Endianness>::parse(data).ok()?;
     let endian = header.endian().ok()?;
     if header.e_machine(endian) != object::elf::EM_X86_64 {
         return None;
     }
-    let headers = header.program_headers(endian, &*data).ok()?;
+    let headers = header.program_headers(endian, data).ok()?;
     if headers.iter().any(|h| h.p_type(endian) == PT_INTERP) {
         return None;
     }
     let names_itself = headers
         .iter()
         .filter(|h| h.p_type(endian) == PT_DYNAMIC)
-        .filter_map(|h| h.dynamic(endian, &*data).ok().flatten())
+        .filter_map(|h| h.dynamic(endian, data).ok().flatten())
         .any(|d| d.iter().any(|e| e.d_tag(endian) == u64::from(DT_SONAME)));
     (!names_itself).then_some(found)
 }
