@@ -2,7 +2,8 @@
 //! installation (issue 19). Clients written for Derivgrind — C, Fortran and
 //! Python, unchanged — build against the prefix's headers and libraries
 //! and run through its `bin/valgrind --tool=derivgrind`, `bin/derivgrind`
-//! and `bin/tape-evaluation` (a C client also linked statically), with
+//! and `bin/tape-evaluation` (C and Fortran clients also linked
+//! statically), with
 //! derivatives checked against the analytic ones.
 
 use std::path::{Path, PathBuf};
@@ -173,38 +174,47 @@ fn derivgrind_clients_run_against_the_installed_prefix() {
     );
 
     // Fortran, as Derivgrind's documentation builds it: the module from
-    // include/valgrind, the client library from lib/valgrind.
-    let fortran = scratch.path().join("fortran");
-    let out = Command::new("gfortran")
-        .args(["-O2", "-o"])
-        .arg(&fortran)
-        .arg(root.join("testsuite/programs/fortran/derivgrind_style.f90"))
-        .arg(format!("-I{}", prefix.join("include/valgrind").display()))
-        .arg(prefix.join("lib/valgrind/libderivgrind_clientrequests-amd64.a"))
-        .output()
-        .unwrap();
-    ok(out, "gfortran");
-    let (x, z) = (0.75f64, 2.5f64);
-    let dir = scratch.path().join("fortran-tape");
-    let out = Command::new(&valgrind)
-        .arg("--tool=derivgrind")
-        .arg(format!("--record={}", dir.display()))
-        .arg(&fortran)
-        .output()
-        .unwrap();
-    let y: f64 = ok(out, "valgrind fortran").trim().parse().unwrap();
-    assert!(close(y, x.sin() * z * z), "{y}");
-    let bars = reverse(&prefix, &dir, "1\n");
-    assert_eq!(bars.len(), 2);
-    assert!(close(bars[0], x.cos() * z * z), "{bars:?}");
-    assert!(close(bars[1], 2.0 * x.sin() * z), "{bars:?}");
-    let out = Command::new(prefix.join("bin/derivgrind"))
-        .arg(&fortran)
-        .arg("dot")
-        .output()
-        .unwrap();
-    let dot: f64 = ok(out, "derivgrind fortran dot").trim().parse().unwrap();
-    assert!(close(dot, x.cos() * z * z), "{dot}");
+    // include/valgrind, the client library from lib/valgrind; linked
+    // dynamically and statically.
+    for link in [None, Some("-static")] {
+        let what = link.unwrap_or("dynamic");
+        let fortran = scratch
+            .path()
+            .join(format!("fortran{}", link.unwrap_or("")));
+        let out = Command::new("gfortran")
+            .args(["-O2", "-o"])
+            .arg(&fortran)
+            .args(link)
+            .arg(root.join("testsuite/programs/fortran/derivgrind_style.f90"))
+            .arg(format!("-I{}", prefix.join("include/valgrind").display()))
+            .arg(prefix.join("lib/valgrind/libderivgrind_clientrequests-amd64.a"))
+            .output()
+            .unwrap();
+        ok(out, "gfortran");
+        let (x, z) = (0.75f64, 2.5f64);
+        let dir = scratch
+            .path()
+            .join(format!("fortran-tape{}", link.unwrap_or("")));
+        let out = Command::new(&valgrind)
+            .arg("--tool=derivgrind")
+            .arg(format!("--record={}", dir.display()))
+            .arg(&fortran)
+            .output()
+            .unwrap();
+        let y: f64 = ok(out, "valgrind fortran").trim().parse().unwrap();
+        assert!(close(y, x.sin() * z * z), "{what}: {y}");
+        let bars = reverse(&prefix, &dir, "1\n");
+        assert_eq!(bars.len(), 2);
+        assert!(close(bars[0], x.cos() * z * z), "{what}: {bars:?}");
+        assert!(close(bars[1], 2.0 * x.sin() * z), "{what}: {bars:?}");
+        let out = Command::new(prefix.join("bin/derivgrind"))
+            .arg(&fortran)
+            .arg("dot")
+            .output()
+            .unwrap();
+        let dot: f64 = ok(out, "derivgrind fortran dot").trim().parse().unwrap();
+        assert!(close(dot, x.cos() * z * z), "{what}: {dot}");
+    }
 
     // Python: Derivgrind's `derivgrind` module from the prefix's
     // site-packages, recorded under bin/valgrind; and dgad.grad, which
