@@ -3,8 +3,7 @@
 //! Python, unchanged — build against the prefix's headers and libraries
 //! and run through its `bin/valgrind --tool=derivgrind`, `bin/derivgrind`
 //! and `bin/tape-evaluation` (C and Fortran clients also linked
-//! statically), with
-//! derivatives checked against the analytic ones.
+//! statically), with derivatives checked against the analytic ones.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
