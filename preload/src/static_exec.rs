@@ -129,6 +129,56 @@ fn page_up(a: u64) -> u64 {
     (a + PAGE - 1) & !(PAGE - 1)
 }
 
+/// A file mapped read-only (the image's headers and symbol table are read
+/// from it, only the pages they are on touched), unmapped when dropped.
+struct FileMap {
+    at: *const u8,
+    len: usize,
+}
+
+impl FileMap {
+    fn new(file: &std::fs::File) -> std::io::Result<FileMap> {
+        let len = file.metadata()?.len() as usize;
+        if len == 0 {
+            return Ok(FileMap {
+                at: core::ptr::NonNull::<u8>::dangling().as_ptr(),
+                len: 0,
+            });
+        }
+        // SAFETY: a new private read-only mapping of the whole file.
+        let at = unsafe {
+            libc::mmap(
+                core::ptr::null_mut(),
+                len,
+                libc::PROT_READ,
+                libc::MAP_PRIVATE,
+                std::os::fd::AsRawFd::as_raw_fd(file),
+                0,
+            )
+        };
+        if at == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(FileMap { at: at.cast(), len })
+    }
+
+    fn bytes(&self) -> &[u8] {
+        // SAFETY: `len` readable bytes at `at` while the mapping lives (a
+        // file truncated meanwhile raises SIGBUS, as a running program's
+        // own mapped file does).
+        unsafe { core::slice::from_raw_parts(self.at, self.len) }
+    }
+}
+
+impl Drop for FileMap {
+    fn drop(&mut self) {
+        if self.len > 0 {
+            // SAFETY: our own mapping, no longer borrowed.
+            unsafe { libc::munmap(self.at as *mut libc::c_void, self.len) };
+        }
+    }
+}
+
 /// A program header, the fields used.
 struct Segment {
     kind: u32,
@@ -158,11 +208,14 @@ pub fn start(
              which this CPU or kernel does not offer"
         ));
     }
-    let file = std::fs::read(os_path(path)).map_err(|e| format!("cannot read {shown}: {e}"))?;
+    let opened =
+        std::fs::File::open(os_path(path)).map_err(|e| format!("cannot open {shown}: {e}"))?;
+    let mapped = FileMap::new(&opened).map_err(|e| format!("cannot read {shown}: {e}"))?;
+    let file = mapped.bytes();
     let bad = |why: &str| format!("{shown}: not a static x86-64 ELF program ({why})");
     use object::elf::{FileHeader64, EM_X86_64, ET_DYN, ET_EXEC, PT_INTERP, PT_LOAD, PT_PHDR};
     use object::read::elf::{FileHeader, ProgramHeader};
-    let header = FileHeader64::<object::Endianness>::parse(&*file).map_err(|_| bad("header"))?;
+    let header = FileHeader64::<object::Endianness>::parse(file).map_err(|_| bad("header"))?;
     let endian = header.endian().map_err(|_| bad("header"))?;
     if header.e_machine(endian) != EM_X86_64 {
         return Err(bad("machine"));
@@ -171,7 +224,7 @@ pub fn start(
     let (entry, phoff) = (header.e_entry(endian), header.e_phoff(endian));
     let phentsize = u64::from(header.e_phentsize(endian));
     let segments: Vec<Segment> = header
-        .program_headers(endian, &*file)
+        .program_headers(endian, file)
         .map_err(|_| bad("program headers"))?
         .iter()
         .map(|h| Segment {
@@ -215,15 +268,12 @@ pub fn start(
         }
         _ => return Err(bad("not an executable")),
     };
-    let opened =
-        std::fs::File::open(os_path(path)).map_err(|e| format!("cannot open {shown}: {e}"))?;
     map_segments(
         std::os::fd::AsRawFd::as_raw_fd(&opened),
         &loads,
         bias,
         &shown,
     )?;
-    drop(opened);
     let end = page_up(bias + hi);
     BRK_START.store(end, Ordering::Relaxed);
     BRK_END.store(end, Ordering::Relaxed);
@@ -243,7 +293,7 @@ pub fn start(
         })
         .ok_or_else(|| bad("program headers not loaded"))?
         + bias;
-    let (functions, has_symbols) = functions(header, endian, &file, bias);
+    let (functions, has_symbols) = functions(header, endian, file, bias);
     let exe = std::fs::canonicalize(os_path(path))
         .ok()
         .and_then(|p| std::ffi::CString::new(p.into_os_string().into_encoded_bytes()).ok())

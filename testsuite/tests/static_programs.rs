@@ -455,3 +455,35 @@ fn a_go_program_runs_as_natively() {
     );
     assert_eq!(out.stdout, native.stdout, "dot");
 }
+
+/// The host given something that is not a static x86-64 program (by hand,
+/// or a file replaced between the check and the exec): one line naming
+/// the file and why, exit status 127, nothing run.
+#[test]
+fn the_host_refuses_what_is_not_a_static_program() {
+    let dir = ScratchDir::new("static-refused");
+    let text = dir.write("notes.txt", b"not a program\n");
+    let empty = dir.write("empty", b"");
+    let host = testsuite::dgad_lib().with_file_name("dgad-static-host");
+    for (file, why) in [
+        (text.as_path(), "(header)"),
+        (empty.as_path(), "(header)"),
+        (Path::new("/bin/true"), "(it has an interpreter)"),
+    ] {
+        let out = Command::new(&host)
+            .env("LD_PRELOAD", testsuite::dgad_lib())
+            .env("DGAD_STATIC_EXEC", file)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(127), "{}: {err}", file.display());
+        assert!(
+            err.contains(&format!(
+                "{}: not a static x86-64 ELF program {why}",
+                file.display()
+            )),
+            "{err}"
+        );
+        assert!(out.stdout.is_empty());
+    }
+}
