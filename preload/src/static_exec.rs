@@ -326,6 +326,13 @@ pub fn start(
             (libc::AT_ENTRY, entry + bias),
         ],
         path,
+        // An executable stack where the image asks for one (PT_GNU_STACK
+        // with PF_X, or none at all), as the kernel gives: GCC's nested
+        // functions put trampolines there.
+        segments
+            .iter()
+            .find(|s| s.kind == object::elf::PT_GNU_STACK)
+            .is_none_or(|s| s.flags & object::elf::PF_X != 0),
     )?;
     ctx.regs.rip = entry + bias;
     ctx.regs.gpr[crate::context::reg::RSP] = sp;
@@ -548,6 +555,7 @@ fn build_stack(
     envp: *const *const libc::c_char,
     image_aux: &[(u64, u64)],
     path: &[u8],
+    executable: bool,
 ) -> Result<u64, String> {
     let collect = |mut p: *const *const libc::c_char| {
         let mut out: Vec<&[u8]> = Vec::new();
@@ -580,7 +588,7 @@ fn build_stack(
         libc::mmap(
             core::ptr::null_mut(),
             size + PAGE as usize,
-            libc::PROT_READ | libc::PROT_WRITE,
+            libc::PROT_READ | libc::PROT_WRITE | if executable { libc::PROT_EXEC } else { 0 },
             libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE | libc::MAP_STACK,
             -1,
             0,

@@ -323,6 +323,16 @@ fn a_static_program_finds_itself_at_proc_self_exe() {
     runs_as_natively(&prog, &[], &native);
 }
 
+/// An image that asks for an executable stack gets one: GCC's nested
+/// functions call through trampolines written there.
+#[test]
+fn a_static_program_with_an_executable_stack_runs() {
+    let prog = build("static_nested.c");
+    let native = succeed("native", Command::new(&prog).output().unwrap());
+    assert_eq!(native.stdout, b"43\n");
+    runs_as_natively(&prog, &[], &native);
+}
+
 /// `execve` keeps every child under dgad: a shell script runs the static
 /// program in a pipeline, and a static program execs a static one (which
 /// runs in the host again). The Jacobian comes from the grandchild.
