@@ -15,6 +15,11 @@
 //!   keep TLS or allocate through libc on contention.
 //! - **No thread-local storage**: per-thread state is the [`context`]
 //!   behind `%gs`, valid from the first instruction a thread runs under us.
+//!   A statically linked guest ([`static_exec`]) owns `%fs` and its own
+//!   libc: every way from guest or cache code into this crate's code
+//!   (the entries in [`entry`], the host signal handler, the libm
+//!   wrappers' thunk) switches to the runtime's `%fs` base and back, and a
+//!   new one must too.
 //! - **Before initialisation** (`init::dgad_init`) nothing but the
 //!   environment may be read.
 //! - **Never write to the client's stdout**; diagnostics go to stderr, one
