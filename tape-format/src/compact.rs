@@ -172,12 +172,17 @@ pub static LAYOUTS: [TagLayout; 256] = {
     t
 };
 
-/// The width class of a distance of `b` significant bits (`b` ≤ 64).
-static WIDTH_CLASS: [u8; 65] = {
-    let mut t = [0u8; 65];
+/// What an active operand contributes, by its distance's bit length `b`
+/// (0–64) and its partial's kind `k` (0: +1, 1: −1, 2: stored): entry
+/// `4·b + k` packs its state (bits 0–7), its distance's bytes (8–15) and
+/// its partial's bytes (16–23). One load instead of the comparisons,
+/// shifts and selects that compute them.
+static OPERAND: [u32; 65 * 4] = {
+    let mut t = [0u32; 65 * 4];
     let mut b = 0;
     while b <= 64 {
-        t[b] = if b <= 8 {
+        // The width class: 0 for 1 byte, 1 for 2, 2 for 4, 3 for 8.
+        let w = if b <= 8 {
             0
         } else if b <= 16 {
             1
@@ -186,6 +191,13 @@ static WIDTH_CLASS: [u8; 65] = {
         } else {
             3
         };
+        let mut k = 0;
+        while k < 3 {
+            let state = 1 + 3 * w + k;
+            let partial = if k == 2 { 8 } else { 0 };
+            t[4 * b + k] = (state | (1 << w) << 8 | partial << 16) as u32;
+            k += 1;
+        }
         b += 1;
     }
     t
@@ -197,20 +209,19 @@ static WIDTH_CLASS: [u8; 65] = {
 #[inline(always)]
 fn operand(own: u64, index: u64, partial: f64) -> (usize, u64, usize, usize) {
     // All ones for an active operand.
-    let active = 0usize.wrapping_sub((index != 0) as usize);
+    let active = 0u32.wrapping_sub((index != 0) as u32);
     let distance = own.wrapping_sub(index);
-    // The distance's width class from its bit length (one table load, not
-    // three comparisons): 0 for 1 byte, 1 for 2, 2 for 4, 3 for 8.
-    let w = WIDTH_CLASS[64 - distance.leading_zeros() as usize] as usize;
+    let b = 64 - distance.leading_zeros() as usize;
     let bits = partial.to_bits();
     // ±1.0: the bits of 1.0 but for the sign.
     let unit = bits << 1 == ONE << 1;
-    let kind = if unit { (bits >> 63) as usize } else { 2 };
+    let k = if unit { (bits >> 63) as usize } else { 2 };
+    let packed = OPERAND[4 * b + k] & active;
     (
-        (1 + 3 * w + kind) & active,
+        (packed & 0xff) as usize,
         distance,
-        (1usize << w) & active,
-        ((!unit as usize) << 3) & active,
+        ((packed >> 8) & 0xff) as usize,
+        (packed >> 16) as usize,
     )
 }
 
