@@ -738,30 +738,49 @@ pub fn guest_call_stub(target: u64) -> Option<u64> {
     Some(at)
 }
 
-/// For a static guest, a path argument `path` (a guest string) that names
-/// the running program, `/proc/self/exe` or `/proc/PID/exe` of this
-/// process, which the kernel resolves to the host: the image's own path
-/// instead, for `readlink`, `open` and `execve`.
-pub fn exe_alias(path: u64) -> Option<&'static std::ffi::CStr> {
-    let image = image()?;
+/// A file of `/proc/self` (or `/proc/PID` of this process) whose kernel
+/// answer is the host's, not the static guest's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProcSelf {
+    /// `exe`: the running program.
+    Exe,
+    /// `auxv`: the auxiliary vector.
+    Auxv,
+}
+
+/// For a static guest, the [`ProcSelf`] file a path argument `path` (a
+/// guest string) names, if any.
+pub fn proc_self(path: u64) -> Option<ProcSelf> {
+    image()?;
     if path == 0 {
         return None;
     }
     let mut buf = [0u8; 32];
-    // SAFETY: copies at most 32 bytes of the guest's string; a bad pointer
-    // fails the copy (the call then goes to the kernel, which says EFAULT).
-    if !unsafe { crate::sys::safe_copy(buf.as_mut_ptr(), path as *const u8, 1) } {
-        return None;
-    }
-    for (i, b) in buf.iter_mut().enumerate().skip(1) {
-        // SAFETY: as above, one byte at a time up to the string's end.
+    for (i, b) in buf.iter_mut().enumerate() {
+        // SAFETY: copies the guest's string one byte at a time, at most 32;
+        // a bad pointer fails the copy (the call then goes to the kernel,
+        // which says EFAULT).
         if !unsafe { crate::sys::safe_copy(b, (path + i as u64) as *const u8, 1) } || *b == 0 {
             break;
         }
     }
     let text = buf.split(|&c| c == 0).next().unwrap_or(&[]);
-    let own = format!("/proc/{}/exe", crate::init::pid());
-    (text == b"/proc/self/exe" || text == own.as_bytes()).then_some(image.exe.as_c_str())
+    let own = format!("/proc/{}/", crate::init::pid());
+    let name = text
+        .strip_prefix(b"/proc/self/")
+        .or_else(|| text.strip_prefix(own.as_bytes()))?;
+    match name {
+        b"exe" => Some(ProcSelf::Exe),
+        b"auxv" => Some(ProcSelf::Auxv),
+        _ => None,
+    }
+}
+
+/// For a static guest, a path argument naming its `/proc/self/exe`, which
+/// the kernel resolves to the host: the image's own path instead, for
+/// `readlink`, `open` and `execve`.
+pub fn exe_alias(path: u64) -> Option<&'static std::ffi::CStr> {
+    (proc_self(path)? == ProcSelf::Exe).then(|| image().map(|i| i.exe.as_c_str()))?
 }
 
 /// The guest's `arch_prctl(ARCH_SET_FS, base)`: the base the guest runs

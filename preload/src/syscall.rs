@@ -5,6 +5,7 @@
 //! the return address and `r11` the flags.
 
 use crate::context::{reg, ThreadCtx};
+use crate::static_exec::ProcSelf;
 use crate::stats::STATS;
 use crate::sys;
 use core::arch::global_asm;
@@ -195,6 +196,9 @@ pub fn handle(ctx: &mut ThreadCtx) {
         }
         libc::SYS_readlinkat if crate::static_exec::exe_alias(a[2]).is_some() => {
             readlink_exe(a[2], a[3], a[4])
+        }
+        libc::SYS_open | libc::SYS_openat if open_path(nr, &a) == Some(ProcSelf::Auxv) => {
+            open_auxv(if nr == libc::SYS_open { a[2] } else { a[3] })
         }
         libc::SYS_open | libc::SYS_openat if exe_path_arg(nr, &a).is_some() => {
             let mut call = a;
@@ -493,6 +497,34 @@ fn restore_address_space_limit(soft: u64) {
         native.rlim_cur = soft;
         sys::set_address_space_limit(&native);
     }
+}
+
+/// What `open`/`openat`'s path names of a static guest's `/proc/self`.
+fn open_path(nr: i64, a: &[u64; 7]) -> Option<ProcSelf> {
+    crate::static_exec::proc_self(if nr == libc::SYS_open { a[1] } else { a[2] })
+}
+
+/// `open` of `/proc/self/auxv` for a static guest: a memory file holding
+/// the vector it started with (the kernel's is the host's), read from its
+/// start, close-on-exec only if `flags` ask.
+fn open_auxv(flags: u64) -> i64 {
+    let Some(auxv) = crate::static_exec::auxv() else {
+        return -(libc::ENOENT as i64);
+    };
+    let fd = match sys::memfd_create(b"auxv\0") {
+        Ok(fd) => fd,
+        Err(e) => return -e,
+    };
+    sys::write_all(fd, auxv);
+    // SAFETY: our new descriptor: rewind it, and keep close-on-exec only
+    // where the guest's flags ask for it.
+    unsafe {
+        sys::syscall3(libc::SYS_lseek, fd as u64, 0, libc::SEEK_SET as u64);
+        if flags & libc::O_CLOEXEC as u64 == 0 {
+            sys::syscall3(libc::SYS_fcntl, fd as u64, libc::F_SETFD as u64, 0);
+        }
+    }
+    i64::from(fd)
 }
 
 /// The static guest's own file where `open`/`openat` name `/proc/self/exe`.

@@ -309,15 +309,16 @@ fn a_static_program_runs_as_natively() {
     runs_as_natively(&prog, &echo, &native);
 }
 
-/// `/proc/self/exe` names the host to the kernel; the program gets its own
-/// file from `readlink`, `open` and `execve` of it, as natively.
+/// `/proc/self/exe` and `/proc/self/auxv` are the host's to the kernel; the
+/// program gets its own file from `readlink`, `open` and `execve` of the
+/// first, and its own vector from the second, as natively.
 #[test]
 fn a_static_program_finds_itself_at_proc_self_exe() {
     let prog = build("static_self.c");
     let native = succeed("native", Command::new(&prog).output().unwrap());
     let text = String::from_utf8_lossy(&native.stdout);
     assert!(
-        text.contains("generation 1: static_self, magic ELF"),
+        text.contains("generation 1: static_self, magic ELF, auxv 3 of 3 agree"),
         "{text}"
     );
     runs_as_natively(&prog, &[], &native);

@@ -1,10 +1,13 @@
 /* A statically linked program that looks at itself through /proc/self/exe
  * (decision 45): under dgad the kernel's answer would be the host, so the
  * runtime answers readlink, open and execve of that path with the
- * program's own file. It prints its file's name and ELF magic, and
- * re-executes itself once through /proc/self/exe. */
+ * program's own file, and open of /proc/self/auxv with the program's own
+ * vector. It prints its file's name and ELF magic, whether
+ * /proc/self/auxv agrees with getauxval, and re-executes itself once
+ * through /proc/self/exe. */
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/auxv.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -20,8 +23,19 @@ int main(int argc, char **argv) {
             magic[1] = 0;
         close(fd);
     }
-    printf("generation %s: %s, magic %.3s\n", argc > 1 ? argv[1] : "0",
-           base ? base + 1 : path, magic + 1);
+    /* /proc/self/auxv against getauxval (the vector on the stack). */
+    unsigned long pair[2], found = 0, agree = 0;
+    fd = open("/proc/self/auxv", O_RDONLY);
+    while (fd >= 0 && read(fd, pair, sizeof pair) == sizeof pair && pair[0] != AT_NULL) {
+        if (pair[0] == AT_ENTRY || pair[0] == AT_PHDR || pair[0] == AT_PHNUM) {
+            found++;
+            agree += pair[1] == getauxval(pair[0]);
+        }
+    }
+    if (fd >= 0)
+        close(fd);
+    printf("generation %s: %s, magic %.3s, auxv %lu of %lu agree\n", argc > 1 ? argv[1] : "0",
+           base ? base + 1 : path, magic + 1, agree, found);
     fflush(stdout);
     if (argc == 1) {
         char *again[] = {argv[0], "1", 0};
