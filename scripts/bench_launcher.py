@@ -10,6 +10,9 @@ Workloads:
   true      /bin/true (start-up alone);
   python    python3 -c pass (start-up of an interpreter).
 
+A second table: the stencil and an empty main linked -static, which dgad
+runs inside dgad-static-host (decision 45), against their native runs.
+
 The three ways alternate, the order rotating every round; the table gives
 the median wall time of --repeat runs each and the ratios to plain
 LD_PRELOAD. Every run must print what the native run prints.
@@ -47,13 +50,23 @@ def build(no_build):
                      "-p launcher)" % tool)
     OUT.mkdir(parents=True, exist_ok=True)
     stencil = OUT / "stencil"
-    subprocess.run(["gcc", "-O3", "-o", str(stencil), str(ROOT / "testsuite/programs/c/stencil.c"),
-                    "-lm"], check=True)
-    return {
+    stencil_static = OUT / "stencil-static"
+    true_static = OUT / "true-static"
+    source = str(ROOT / "testsuite/programs/c/stencil.c")
+    subprocess.run(["gcc", "-O3", "-o", str(stencil), source, "-lm"], check=True)
+    subprocess.run(["gcc", "-O3", "-static", "-o", str(stencil_static), source, "-lm"], check=True)
+    subprocess.run(["gcc", "-O2", "-static", "-o", str(true_static), "-x", "c", "-"],
+                   input=b"int main(void) { return 0; }\n", check=True)
+    dynamic = {
         "stencil (1024², 800 steps)": [str(stencil)],
         "/bin/true": ["/bin/true"],
         "python3 -c pass": [python_executable(), "-c", "pass"],
     }
+    static = {
+        "stencil (1024², 800 steps), -static": [str(stencil_static)],
+        "an empty main, -static": [str(true_static)],
+    }
+    return dynamic, static
 
 
 def run(command, env):
@@ -71,7 +84,7 @@ def main():
     parser.add_argument("--repeat", type=int, default=11)
     parser.add_argument("--no-build", action="store_true")
     args = parser.parse_args()
-    workloads = build(args.no_build)
+    workloads, static = build(args.no_build)
     base = {k: v for k, v in os.environ.items() if not k.startswith("DGAD_") and k != "LD_PRELOAD"}
     ways = {
         "LD_PRELOAD": lambda c: (c, dict(base, LD_PRELOAD=str(LIB), DGAD_MODE="null")),
@@ -102,6 +115,26 @@ def main():
             name, ms(statistics.median(native)), ms(ref), ms(med["dgad run"]),
             med["dgad run"] / ref, ms(med["dgad run --no-early"]),
             med["dgad run --no-early"] / ref))
+    # Statically linked programs (decision 45): no LD_PRELOAD to compare
+    # with; `dgad run` (the program inside dgad-static-host) against the
+    # native run, alternating.
+    print()
+    print("| static workload | native | dgad run | ratio | difference |")
+    print("|---|---|---|---|---|")
+    for name, command in static.items():
+        native_out = run(command, base)[1]
+        under = [str(DGAD), "run", "--"] + command
+        run(under, base)  # warm-up
+        native, dgad = [], []
+        for _ in range(args.repeat):
+            native.append(run(command, base)[0])
+            seconds, out = run(under, base)
+            if out != native_out:
+                sys.exit("bench_launcher.py: %s under dgad printed something else" % name)
+            dgad.append(seconds)
+        n, d = statistics.median(native), statistics.median(dgad)
+        print("| %s | %.1f ms | %.1f ms | %.3fx | %+.1f ms |" % (name, n * 1e3, d * 1e3, d / n,
+                                                              (d - n) * 1e3))
 
 
 if __name__ == "__main__":
