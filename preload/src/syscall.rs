@@ -96,6 +96,12 @@ pub fn handle(ctx: &mut ThreadCtx) {
     let nr = ctx.regs.gpr[reg::RAX] as i64;
     let a = args(ctx);
     let next = ctx.regs.rip;
+    // A static guest's `/proc/self/exe` or `auxv`, looked up once.
+    let proc_file = match nr {
+        libc::SYS_open | libc::SYS_readlink => crate::static_exec::proc_self(a[1]),
+        libc::SYS_openat | libc::SYS_readlinkat => crate::static_exec::proc_self(a[2]),
+        _ => None,
+    };
     let result = match nr {
         _ if shadow_conflict(nr, &a) => -(libc::ENOMEM as i64),
         libc::SYS_exit_group => {
@@ -179,35 +185,11 @@ pub fn handle(ctx: &mut ThreadCtx) {
             crate::static_exec::set_fs(ctx, a[2])
         }
         libc::SYS_arch_prctl if a[1] == 0x1003 && crate::static_exec::active() => {
-            let base = ctx.guest_fs;
-            // SAFETY: copies our local to the guest's pointer; a bad one
-            // is caught (EFAULT, as the kernel answers).
-            let ok = unsafe { sys::safe_copy(a[2] as *mut u8, (&base as *const u64).cast(), 8) };
-            if ok {
-                0
-            } else {
-                -(libc::EFAULT as i64)
-            }
+            put_guest_u64(a[2], ctx.guest_fs)
         }
         libc::SYS_brk if crate::static_exec::active() => crate::static_exec::brk(a[1]),
-        // `/proc/self/exe` is the host; the guest gets its own file.
-        libc::SYS_readlink if crate::static_exec::exe_alias(a[1]).is_some() => {
-            readlink_exe(a[1], a[2], a[3])
-        }
-        libc::SYS_readlinkat if crate::static_exec::exe_alias(a[2]).is_some() => {
-            readlink_exe(a[2], a[3], a[4])
-        }
-        libc::SYS_open | libc::SYS_openat if open_path(nr, &a) == Some(ProcSelf::Auxv) => {
-            open_auxv(if nr == libc::SYS_open { a[2] } else { a[3] })
-        }
-        libc::SYS_open | libc::SYS_openat if exe_path_arg(nr, &a).is_some() => {
-            let mut call = a;
-            let i = if nr == libc::SYS_open { 1 } else { 2 };
-            call[i] = exe_path_arg(nr, &a).map_or(0, |p| p.as_ptr() as u64);
-            // SAFETY: the guest's call with its path replaced by the
-            // image's (a NUL-terminated string that lives for the process).
-            unsafe { dgad_guarded_syscall(call.as_ptr(), &ctx.pending_len) }
-        }
+        // `/proc/self/exe` and `auxv` are the host's; the guest gets its own.
+        _ if proc_file.is_some() => proc_self_call(ctx, nr, &a, proc_file),
         libc::SYS_arch_prctl if a[1] == 0x1001 => {
             // ARCH_SET_GS: %gs belongs to the runtime.
             crate::dgad_eprintln!(
@@ -215,18 +197,8 @@ pub fn handle(ctx: &mut ThreadCtx) {
             );
             -(libc::EINVAL as i64)
         }
-        libc::SYS_arch_prctl if a[1] == 0x1004 => {
-            // ARCH_GET_GS: the guest's base is 0, as the kernel starts it.
-            let zero = 0u64;
-            // SAFETY: copies our local to the guest's pointer; a bad one
-            // is caught (EFAULT, as the kernel answers).
-            let ok = unsafe { sys::safe_copy(a[2] as *mut u8, (&zero as *const u64).cast(), 8) };
-            if ok {
-                0
-            } else {
-                -(libc::EFAULT as i64)
-            }
-        }
+        // ARCH_GET_GS: the guest's base is 0, as the kernel starts it.
+        libc::SYS_arch_prctl if a[1] == 0x1004 => put_guest_u64(a[2], 0),
         libc::SYS_munmap | libc::SYS_mprotect | libc::SYS_mremap => {
             let r = passthrough(ctx);
             if r >= 0 {
@@ -499,9 +471,37 @@ fn restore_address_space_limit(soft: u64) {
     }
 }
 
-/// What `open`/`openat`'s path names of a static guest's `/proc/self`.
-fn open_path(nr: i64, a: &[u64; 7]) -> Option<ProcSelf> {
-    crate::static_exec::proc_self(if nr == libc::SYS_open { a[1] } else { a[2] })
+/// Writes `value` to the guest's 8 bytes at `addr`: 0, or `-EFAULT` where
+/// they cannot be written, as the kernel answers.
+fn put_guest_u64(addr: u64, value: u64) -> i64 {
+    // SAFETY: copies our local to the guest's pointer; a bad one is caught.
+    if unsafe { sys::safe_copy(addr as *mut u8, (&value as *const u64).cast(), 8) } {
+        0
+    } else {
+        -(libc::EFAULT as i64)
+    }
+}
+
+/// `open`, `openat`, `readlink` or `readlinkat` (arguments `a`) of the
+/// static guest's `/proc/self` file `file`, whose kernel answer would be
+/// the host's: its own file or auxiliary vector instead.
+fn proc_self_call(ctx: &ThreadCtx, nr: i64, a: &[u64; 7], file: Option<ProcSelf>) -> i64 {
+    // The path, buffer and size, or flags, by the call's argument order.
+    let at = usize::from(matches!(nr, libc::SYS_openat | libc::SYS_readlinkat));
+    let exe = crate::static_exec::image().map_or(c"", |i| i.exe.as_c_str());
+    match (nr, file) {
+        (libc::SYS_open | libc::SYS_openat, Some(ProcSelf::Auxv)) => open_auxv(a[at + 2]),
+        (libc::SYS_open | libc::SYS_openat, _) => {
+            let mut call = *a;
+            call[at + 1] = exe.as_ptr() as u64;
+            // SAFETY: the guest's call with its path replaced by the
+            // image's (a NUL-terminated string that lives for the process).
+            unsafe { dgad_guarded_syscall(call.as_ptr(), &ctx.pending_len) }
+        }
+        (_, Some(ProcSelf::Exe)) => readlink_exe(exe.to_bytes(), a[at + 2], a[at + 3]),
+        // readlink of auxv: the kernel's answer (it is no link).
+        _ => passthrough(ctx),
+    }
 }
 
 /// `open` of `/proc/self/auxv` for a static guest: a memory file holding
@@ -527,15 +527,9 @@ fn open_auxv(flags: u64) -> i64 {
     i64::from(fd)
 }
 
-/// The static guest's own file where `open`/`openat` name `/proc/self/exe`.
-fn exe_path_arg(nr: i64, a: &[u64; 7]) -> Option<&'static core::ffi::CStr> {
-    crate::static_exec::exe_alias(if nr == libc::SYS_open { a[1] } else { a[2] })
-}
-
-/// `readlink` of `/proc/self/exe` for a static guest: its own path (not
-/// NUL-terminated, cut to `size`), as the kernel answers.
-fn readlink_exe(path: u64, buf: u64, size: u64) -> i64 {
-    let exe = crate::static_exec::exe_alias(path).map_or(&[][..], |e| e.to_bytes());
+/// `readlink` of `/proc/self/exe` for a static guest: its own path `exe`
+/// (not NUL-terminated, cut to `size`), as the kernel answers.
+fn readlink_exe(exe: &[u8], buf: u64, size: u64) -> i64 {
     let n = exe.len().min(size as usize);
     // SAFETY: copies into the guest's buffer of `size` bytes; a bad one is
     // caught (EFAULT, as the kernel answers).
@@ -557,55 +551,45 @@ fn exec(ctx: &mut ThreadCtx, path: u64, argv: u64, envp: u64, at: Option<(u64, u
         Some(_) => a[4] = envp2,
     }
     let dirfd = at.map_or(libc::AT_FDCWD as i64, |(fd, _)| fd as i64);
-    // A static program runs in the host beside `libdgad.so`
-    // (`static_exec`): exec that instead, with the program named in the
-    // environment and the guest's own arguments.
-    let mut host = None;
     // The static guest re-executing itself through /proc/self/exe.
     let path = crate::static_exec::exe_alias(path).map_or(path, |e| e.as_ptr() as u64);
+    // A static program runs in the host beside `libdgad.so`
+    // (`static_exec`): exec that instead, with the program named in the
+    // environment and the guest's own arguments. `host` keeps the strings
+    // the call points at.
+    let mut host = None;
     if crate::execenv::statically_linked(dirfd, path) {
         // SAFETY: the file opened, so `path` is a valid guest string.
         let given = unsafe { core::ffi::CStr::from_ptr(path as *const libc::c_char) }.to_bytes();
         let usable = dirfd == libc::AT_FDCWD as i64 || given.starts_with(b"/");
-        host = usable
-            .then(|| crate::static_exec::host_for(given))
-            .flatten();
-    }
-    if let Some((program, entry)) = &host {
-        let env = crate::execenv::with_entry(envp2, entry);
-        let mut program = program.clone();
-        program.push(0);
-        let call = [
-            libc::SYS_execve as u64,
-            program.as_ptr() as u64,
-            argv,
-            env.as_ptr() as u64,
-            0,
-            0,
-            0,
-        ];
-        crate::tool::tool().process_ending(crate::tool::Ending::Exec);
-        let restore = apply_deferred_address_space_limit();
-        // SAFETY: as below, running the host with the guest's arguments.
-        let r = unsafe { dgad_guarded_syscall(call.as_ptr(), &ctx.pending_len) };
-        if let Some(soft) = restore {
-            restore_address_space_limit(soft);
+        match usable.then(|| crate::static_exec::host_for(given)).flatten() {
+            Some((mut program, entry)) => {
+                program.push(0);
+                let env = crate::execenv::with_entry(envp2, &entry);
+                a = [
+                    libc::SYS_execve as u64,
+                    program.as_ptr() as u64,
+                    argv,
+                    env.as_ptr() as u64,
+                    0,
+                    0,
+                    0,
+                ];
+                host = Some((program, env));
+            }
+            None => crate::dgad_eprintln!(
+                "{} is statically linked: LD_PRELOAD cannot bring dgad into it, so it runs natively (not translated, nothing recorded)",
+                String::from_utf8_lossy(given)
+            ),
         }
-        return r;
-    }
-    if crate::execenv::statically_linked(dirfd, path) {
-        // SAFETY: the file opened, so `path` is a valid guest string.
-        let shown = unsafe { core::ffi::CStr::from_ptr(path as *const libc::c_char) };
-        crate::dgad_eprintln!(
-            "{} is statically linked: LD_PRELOAD cannot bring dgad into it, so it runs natively (not translated, nothing recorded)",
-            shown.to_string_lossy()
-        );
     }
     crate::tool::tool().process_ending(crate::tool::Ending::Exec);
     let restore = apply_deferred_address_space_limit();
     // SAFETY: as for `passthrough`, with the environment array replaced by
-    // an equivalent one that keeps the preload.
+    // an equivalent one that keeps the preload, or the host's call, whose
+    // strings `host` holds.
     let r = unsafe { dgad_guarded_syscall(a.as_ptr(), &ctx.pending_len) };
+    drop(host);
     if let Some(soft) = restore {
         restore_address_space_limit(soft);
     }
