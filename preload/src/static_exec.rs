@@ -405,21 +405,8 @@ fn map_segments(fd: i32, loads: &[&Segment], bias: u64, shown: &str) -> Result<(
         } else {
             page
         };
-        if mem_end > anon {
-            // SAFETY: anonymous pages at an address of the image's span.
-            let r = unsafe {
-                libc::mmap(
-                    anon as *mut libc::c_void,
-                    (mem_end - anon) as usize,
-                    prot,
-                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | fixed,
-                    -1,
-                    0,
-                )
-            };
-            if r as u64 != anon {
-                return Err(fail("zero pages", anon));
-            }
+        if mem_end > anon && !map_at(anon, mem_end - anon, prot, fixed) {
+            return Err(fail("zero pages", anon));
         }
     }
     Ok(())
@@ -810,19 +797,32 @@ pub fn brk(want: u64) -> i64 {
         return end as i64;
     }
     let rw = libc::PROT_READ | libc::PROT_WRITE;
+    // The break's pages are reserved lazily, as the kernel's are.
+    const BREAK: i32 = libc::MAP_NORESERVE;
     let ok = if new_top > old_top {
         // Within the reservation the pages replace reserved ones; beyond
         // it they go only where nothing is.
         let split = new_top.min(reserved).max(old_top);
-        (split == old_top || map_at(old_top, split - old_top, rw, libc::MAP_FIXED))
-            && (split == new_top || map_at(split, new_top - split, rw, libc::MAP_FIXED_NOREPLACE))
+        (split == old_top || map_at(old_top, split - old_top, rw, BREAK | libc::MAP_FIXED))
+            && (split == new_top
+                || map_at(
+                    split,
+                    new_top - split,
+                    rw,
+                    BREAK | libc::MAP_FIXED_NOREPLACE,
+                ))
     } else {
         if new_top < old_top {
             // The pages above the new break go: back to the reservation
             // within it, unmapped beyond.
             let split = reserved.clamp(new_top, old_top);
             if split > new_top {
-                map_at(new_top, split - new_top, libc::PROT_NONE, libc::MAP_FIXED);
+                map_at(
+                    new_top,
+                    split - new_top,
+                    libc::PROT_NONE,
+                    BREAK | libc::MAP_FIXED,
+                );
             }
             if old_top > split {
                 // SAFETY: the guest's own break pages beyond the reservation.
@@ -842,19 +842,19 @@ pub fn brk(want: u64) -> i64 {
     want as i64
 }
 
-/// Maps `len` bytes of fresh anonymous memory exactly at `at` (`fixed`:
-/// `MAP_FIXED` over the break's own reservation, or `MAP_FIXED_NOREPLACE`);
-/// whether it did.
-fn map_at(at: u64, len: u64, prot: i32, fixed: i32) -> bool {
-    // SAFETY: with MAP_FIXED only over the guest break's reservation, which
-    // nothing else uses; with MAP_FIXED_NOREPLACE the kernel refuses where
-    // anything is mapped.
+/// Maps `len` bytes of fresh anonymous memory exactly at `at` (`flags`:
+/// `MAP_FIXED` over the image's span or the break's own reservation, or
+/// `MAP_FIXED_NOREPLACE`, and any others); whether it did.
+fn map_at(at: u64, len: u64, prot: i32, flags: i32) -> bool {
+    // SAFETY: with MAP_FIXED only over the image's span or the guest
+    // break's reservation, which nothing else uses; with
+    // MAP_FIXED_NOREPLACE the kernel refuses where anything is mapped.
     let r = unsafe {
         libc::mmap(
             at as *mut libc::c_void,
             len as usize,
             prot,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE | fixed,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | flags,
             -1,
             0,
         )
