@@ -221,29 +221,9 @@ pub fn read_guest(addr: u64, buf: &mut [u8]) -> usize {
         let a = addr + done as u64;
         let page_left = (4096 - (a & 4095)) as usize;
         let n = page_left.min(buf.len() - done);
-        let local = libc::iovec {
-            iov_base: buf[done..].as_mut_ptr().cast(),
-            iov_len: n,
-        };
-        let remote = libc::iovec {
-            iov_base: a as *mut libc::c_void,
-            iov_len: n,
-        };
-        // SAFETY: process_vm_readv copies into our own buffer and reports
-        // unreadable guest memory as an error instead of faulting. It names
-        // the calling thread, not the process: once the main thread has
-        // left with `exit`, the process id no longer has an address space.
-        let r = unsafe {
-            sys::syscall6(
-                libc::SYS_process_vm_readv,
-                sys::gettid() as u64,
-                &local as *const _ as u64,
-                1,
-                &remote as *const _ as u64,
-                1,
-                0,
-            )
-        };
+        // SAFETY: the kernel copies into our own buffer's n bytes and
+        // reports unreadable guest memory as an error instead of faulting.
+        let r = unsafe { sys::process_vm(false, buf[done..].as_mut_ptr(), a, n) };
         if r <= 0 {
             break;
         }

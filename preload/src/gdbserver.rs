@@ -391,28 +391,10 @@ fn write_memory(text: &str) -> String {
     if data.len() != len || !shadowmem::is_app_range(addr, addr + len as u64) {
         return "E14".into();
     }
-    let local = libc::iovec {
-        iov_base: data.as_ptr() as *mut libc::c_void,
-        iov_len: len,
-    };
-    let remote = libc::iovec {
-        iov_base: addr as *mut libc::c_void,
-        iov_len: len,
-    };
     // SAFETY: writing into this process through the kernel, which reports
     // an unmapped or read-only target instead of faulting; it only reads
-    // `local` and `data`.
-    let n = unsafe {
-        sys::syscall6(
-            libc::SYS_process_vm_writev,
-            sys::getpid() as u64,
-            &local as *const libc::iovec as u64,
-            1,
-            &remote as *const libc::iovec as u64,
-            1,
-            0,
-        )
-    };
+    // `data`'s `len` bytes.
+    let n = unsafe { sys::process_vm(true, data.as_ptr().cast_mut(), addr, len) };
     if n != len as i64 {
         return "E14".into();
     }

@@ -494,6 +494,45 @@ pub fn set_address_space_limit(limit: &libc::rlimit) -> i64 {
     }
 }
 
+/// Copies `len` bytes between `local`, this runtime's buffer, and the
+/// guest's memory at `remote` through the kernel (`process_vm_writev` when
+/// `write`, else `process_vm_readv`): an unmapped or protected target is an
+/// error, never a fault. Returns the bytes copied or a negative errno. The
+/// call names the calling thread, not the process: once the main thread has
+/// left with `exit`, the process id no longer has an address space.
+///
+/// # Safety
+/// `local..local + len` must be this runtime's memory, writable when
+/// reading from the guest.
+pub unsafe fn process_vm(write: bool, local: *mut u8, remote: u64, len: usize) -> i64 {
+    let local = libc::iovec {
+        iov_base: local.cast(),
+        iov_len: len,
+    };
+    let remote = libc::iovec {
+        iov_base: remote as *mut libc::c_void,
+        iov_len: len,
+    };
+    let nr = if write {
+        libc::SYS_process_vm_writev
+    } else {
+        libc::SYS_process_vm_readv
+    };
+    // SAFETY: the kernel copies between the two ranges, checking the
+    // remote one; the caller vouches for the local one.
+    unsafe {
+        syscall6(
+            nr,
+            gettid() as u64,
+            &local as *const libc::iovec as u64,
+            1,
+            &remote as *const libc::iovec as u64,
+            1,
+            0,
+        )
+    }
+}
+
 /// Starts `main` on a task of the runtime's own, made by `clone` with
 /// `flags` (a thread of the group, or a process sharing our memory), on
 /// a fresh stack of `stack_bytes`, with every signal blocked, so that the
