@@ -11,6 +11,7 @@
 //! for lines starting with `dgad:`, which are the tool's own.
 
 pub mod derivatives;
+pub mod dgad_json;
 pub mod harness;
 pub mod mathfns;
 pub mod mode_transparency;

@@ -7,6 +7,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use testsuite::derivatives::dg_eval;
+use testsuite::dgad_json::{assert_jacobian, assert_tangents, close, numbers};
 use testsuite::{
     build_program_at, build_record_program, dgad_lib, workspace_root, Compiler, OptLevel,
     ScratchDir,
@@ -47,18 +48,6 @@ fn run_dgad(args: &[&str]) -> String {
     let out = cmd.output().unwrap();
     assert!(out.status.success(), "dgad {args:?}: {out:?}");
     String::from_utf8(out.stdout).unwrap()
-}
-
-fn close(a: f64, b: f64) -> bool {
-    (a - b).abs() <= 1e-12 * b.abs().max(1.0)
-}
-
-fn numbers(v: &serde_json::Value) -> Vec<f64> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_f64().unwrap())
-        .collect()
 }
 
 #[test]
@@ -108,25 +97,11 @@ fn jacobian_and_dot_agree_with_the_analytic_jacobian() {
     let v: serde_json::Value = serde_json::from_str(&run_dgad(&["jacobian", "--json"])).unwrap();
     assert_eq!(v["inputs"], 3);
     assert_eq!(v["outputs"], 2);
-    for (k, row) in v["jacobian"].as_array().unwrap().iter().enumerate() {
-        let row = numbers(row);
-        for i in 0..3 {
-            assert!(
-                close(row[i], j[k][i]),
-                "J[{k}][{i}]: {} vs {}",
-                row[i],
-                j[k][i]
-            );
-        }
-    }
+    assert_jacobian("jacobian", &v, &j);
     // Forward mode in the run along (1, 2, -1): J·v.
     let v: serde_json::Value =
         serde_json::from_str(&run_dgad(&["dot", "--json", "--seed", "1,2,-1"])).unwrap();
-    let t = numbers(&v["tangents"]);
-    for k in 0..2 {
-        let jv = j[k][0] + 2.0 * j[k][1] - j[k][2];
-        assert!(close(t[k], jv), "dot y{k}: {} vs {jv}", t[k]);
-    }
+    assert_tangents("dot", &v, &j, [1.0, 2.0, -1.0]);
     let csv = run_dgad(&["jacobian", "--csv"]);
     assert_eq!(
         csv.lines().next(),

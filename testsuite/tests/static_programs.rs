@@ -9,6 +9,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use testsuite::derivatives::dg_eval;
+use testsuite::dgad_json::{assert_jacobian, assert_tangents};
 use testsuite::{build_program_at, programs_dir, workspace_root, Compiler, OptLevel, ScratchDir};
 
 const X: [f64; 3] = [0.7, 1.3, 2.1];
@@ -46,8 +47,40 @@ fn build(name: &str) -> PathBuf {
     )
 }
 
+/// `static_libm.c` built by `compiler` (`-O2 -static`, `flags` added) into
+/// `dir`: the variants `build` cannot name apart (its output is named after
+/// the source).
+fn build_libm_client(dir: &ScratchDir, compiler: &str, flags: &[&str]) -> PathBuf {
+    let prog = dir.path().join("static_libm");
+    let built = Command::new(compiler)
+        .args(["-O2", "-static"])
+        .args(flags)
+        .arg("-o")
+        .arg(&prog)
+        .arg("-I")
+        .arg(workspace_root().join("include"))
+        .arg(programs_dir().join("static/static_libm.c"))
+        .arg("-lm")
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("{compiler}: {e} (scripts/setup.sh installs gcc and musl-tools)")
+        });
+    succeed(compiler, built);
+    prog
+}
+
 fn dgad() -> Command {
     Command::new(testsuite::dgad_launcher())
+}
+
+/// `dgad MODE`, recording into `dir/rec` for `record`.
+fn dgad_in(mode: &str, dir: &ScratchDir) -> Command {
+    let mut cmd = dgad();
+    cmd.arg(mode);
+    if mode == "record" {
+        cmd.arg("--dir").arg(dir.path().join("rec"));
+    }
+    cmd
 }
 
 fn args() -> Vec<String> {
@@ -59,35 +92,10 @@ fn succeed(what: &str, out: Output) -> Output {
     out
 }
 
-fn close(a: f64, b: f64) -> bool {
-    (a - b).abs() <= 1e-12 * b.abs().max(1.0)
-}
-
-fn numbers(v: &serde_json::Value) -> Vec<f64> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_f64().unwrap())
-        .collect()
-}
-
-/// Checks a `--json` Jacobian against the analytic one.
+/// Checks `dgad jacobian --json`'s output against `static_libm.c`'s
+/// Jacobian at `X`.
 fn check_jacobian(what: &str, json: &[u8]) {
-    let v: serde_json::Value = serde_json::from_slice(json).unwrap();
-    let j = jacobian();
-    let rows = v["jacobian"].as_array().unwrap();
-    assert_eq!(rows.len(), 2, "{what}: {v}");
-    for (k, row) in rows.iter().enumerate() {
-        let row = numbers(row);
-        for i in 0..3 {
-            assert!(
-                close(row[i], j[k][i]),
-                "{what}: J[{k}][{i}] = {} vs {}",
-                row[i],
-                j[k][i]
-            );
-        }
-    }
+    assert_jacobian(what, &serde_json::from_slice(json).unwrap(), &jacobian());
 }
 
 /// `dgad jacobian --json` of `static_libm.c`'s build `prog`: the analytic
@@ -139,12 +147,7 @@ fn reverse_and_forward_derivatives_of_a_static_program() {
             .unwrap(),
     );
     let v: serde_json::Value = serde_json::from_slice(&dot.stdout).unwrap();
-    let t = numbers(&v["tangents"]);
-    let j = jacobian();
-    for k in 0..2 {
-        let jv = j[k][0] + 2.0 * j[k][1] - j[k][2];
-        assert!(close(t[k], jv), "dot y{k}: {} vs {jv}", t[k]);
-    }
+    assert_tangents("dot", &v, &jacobian(), [1.0, 2.0, -1.0]);
 }
 
 /// Whether `path` has no program interpreter (what `file` calls static).
@@ -214,17 +217,7 @@ fn the_static_images_math_functions_are_answered_by_the_wrappers() {
 #[test]
 fn ifunc_variants_reached_without_a_plt_stub_are_answered() {
     let dir = ScratchDir::new("static-noplt");
-    let prog = dir.path().join("static_libm_noplt");
-    let built = Command::new("gcc")
-        .args(["-O2", "-fno-plt", "-static", "-o"])
-        .arg(&prog)
-        .arg("-I")
-        .arg(workspace_root().join("include"))
-        .arg(programs_dir().join("static/static_libm.c"))
-        .arg("-lm")
-        .output()
-        .unwrap();
-    succeed("gcc -fno-plt", built);
+    let prog = build_libm_client(&dir, "gcc", &["-fno-plt"]);
     let native = succeed("native", Command::new(&prog).args(args()).output().unwrap());
     jacobian_of("-fno-plt", &prog, &native);
     let blocks = tape_blocks(&prog, &[]);
@@ -273,12 +266,15 @@ fn a_stripped_static_program_says_it_runs_without_the_wrappers() {
 fn runs_as_natively(prog: &Path, args: &[&str], native: &Output) {
     for mode in ["run", "record"] {
         let dir = ScratchDir::new("static-modes");
-        let mut cmd = dgad();
-        cmd.arg(mode);
-        if mode == "record" {
-            cmd.arg("--dir").arg(dir.path().join("rec"));
-        }
-        let out = succeed(mode, cmd.arg("--").arg(prog).args(args).output().unwrap());
+        let out = succeed(
+            mode,
+            dgad_in(mode, &dir)
+                .arg("--")
+                .arg(prog)
+                .args(args)
+                .output()
+                .unwrap(),
+        );
         assert_eq!(
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&native.stdout),
@@ -379,12 +375,7 @@ fn crash_report_of_a_static_program_names_its_functions() {
     let prog = build("static_segv.c");
     for mode in ["run", "record"] {
         let dir = ScratchDir::new("static-segv");
-        let mut cmd = dgad();
-        cmd.arg(mode);
-        if mode == "record" {
-            cmd.arg("--dir").arg(dir.path().join("rec"));
-        }
-        let out = cmd.arg("--").arg(&prog).output().unwrap();
+        let out = dgad_in(mode, &dir).arg("--").arg(&prog).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(
             out.status.signal() == Some(11) || out.status.code() == Some(139),
@@ -412,18 +403,7 @@ fn crash_report_of_a_static_program_names_its_functions() {
 #[test]
 fn a_musl_static_program_gives_the_analytic_jacobian() {
     let dir = ScratchDir::new("static-musl");
-    let prog = dir.path().join("static_libm_musl");
-    let include = workspace_root().join("include");
-    let built = Command::new("musl-gcc")
-        .args(["-O2", "-static", "-o"])
-        .arg(&prog)
-        .arg("-I")
-        .arg(&include)
-        .arg(programs_dir().join("static/static_libm.c"))
-        .arg("-lm")
-        .output()
-        .expect("musl-gcc (scripts/setup.sh installs musl-tools)");
-    succeed("musl-gcc", built);
+    let prog = build_libm_client(&dir, "musl-gcc", &[]);
     assert!(testsuite_is_static(&prog));
     let native = succeed("native", Command::new(&prog).args(args()).output().unwrap());
     jacobian_of("musl", &prog, &native);
