@@ -363,6 +363,9 @@ impl CodeCache {
         }
 
         STATS.blocks.fetch_add(1, Ordering::Relaxed);
+        if t.tangent_cache_used {
+            STATS.tangent_cache_blocks.fetch_add(1, Ordering::Relaxed);
+        }
         STATS
             .guest_insns
             .fetch_add(t.guest_insns as u64, Ordering::Relaxed);

@@ -49,6 +49,9 @@ pub struct Config {
     /// `DGAD_TAPE_WRITER` (on by default): a thread of the runtime writes
     /// full tape chunks while the program goes on.
     pub tape_writer: bool,
+    /// `DGAD_TANGENT_CACHE` (on by default): dot mode keeps tangents in
+    /// registers within a block where the CPU allows (decision 46).
+    pub tangent_cache: bool,
     /// The `LD_PRELOAD` entry that loaded us, re-added on `execve` if the
     /// program drops it.
     pub preload: Option<Vec<u8>>,
@@ -165,6 +168,7 @@ fn read_config(envp: *const *const libc::c_char) -> Config {
     Config {
         own_env: dgad_entries(envp),
         tape_writer,
+        tangent_cache: switch("DGAD_TANGENT_CACHE"),
         mode,
         stats: switch("DGAD_STATS"),
         log_fd,
@@ -244,6 +248,7 @@ pub extern "C" fn dgad_init(
         count_ibl_hits: cfg.stats,
         instrument: tool.planner(),
         zmm_state: crate::cpu::vector_bytes() == 64,
+        tangent_cache: tool.caches_tangents(),
         stop_before: cfg
             .gdbserver
             .is_some()

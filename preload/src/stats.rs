@@ -30,6 +30,8 @@ pub struct Stats {
     pub lost_derivatives: AtomicU64,
     /// Tape chunks written by the tape writer thread (record mode).
     pub writer_chunks: AtomicU64,
+    /// Blocks whose tangent code uses dot mode's tangent cache.
+    pub tangent_cache_blocks: AtomicU64,
 }
 
 /// The counters.
@@ -47,6 +49,7 @@ pub static STATS: Stats = Stats {
     no_semantics: AtomicU64::new(0),
     lost_derivatives: AtomicU64::new(0),
     writer_chunks: AtomicU64::new(0),
+    tangent_cache_blocks: AtomicU64::new(0),
 };
 
 /// Instructions whose AD rule the runtime applied (an exit from the cache
@@ -126,7 +129,7 @@ pub fn report() {
     crate::dgad_eprintln!(
         "stats pid {}: {} blocks, {} guest instructions translated, {} cache bytes, {} links, {} invalidated, \
          {} syscalls, {} signals, indirect lookups {} ({:.2}% hit, {} of them in the table's second way; {} missed), {} instructions with no semantic entry, \
-         {} tape chunks written by the writer thread, {}",
+         {} blocks with the tangent cache, {} tape chunks written by the writer thread, {}",
         crate::init::pid(),
         l(&STATS.blocks),
         l(&STATS.guest_insns),
@@ -140,6 +143,7 @@ pub fn report() {
         hits2,
         misses,
         l(&STATS.no_semantics),
+        l(&STATS.tangent_cache_blocks),
         l(&STATS.writer_chunks),
         runtime_rules_summary()
     );

@@ -81,6 +81,13 @@ pub trait Tool: Sync {
         None
     }
 
+    /// Whether the planner's code may keep register shadows in registers
+    /// the program does not use (dot mode's tangent cache,
+    /// [`rewriter::TranslateOptions::tangent_cache`]).
+    fn caches_tangents(&self) -> bool {
+        false
+    }
+
     /// An instrumented instruction left the cache for the runtime.
     fn instruction(&self, _ctx: &mut ThreadCtx, _insn: &Instruction) -> After {
         After::Run

@@ -19,6 +19,7 @@
 
 mod dot;
 mod shuffle;
+mod tangent_cache;
 
 use crate::emit::{rel32_for, Emitter, Gpr};
 use crate::instrument::{Arithmetic, LowLane, MoveSide, Plan};
@@ -205,6 +206,9 @@ pub struct Translation {
     pub guest_insns: usize,
     /// How many of them have no entry in the semantics table.
     pub no_semantics: usize,
+    /// The tangent code uses dot mode's tangent cache
+    /// ([`TranslateOptions::tangent_cache`]).
+    pub tangent_cache_used: bool,
 }
 
 /// Why a block could not be translated.
@@ -239,6 +243,13 @@ pub struct TranslateOptions {
     /// breakpoints): a block ends before such an address unless it starts
     /// there, so that reaching it always goes through the runtime.
     pub stop_before: Option<fn(u64) -> bool>,
+    /// Dot mode's tangent cache (decision 46, `translate::tangent_cache`):
+    /// keep the tangents of `xmm0`–`xmm12` in `xmm16`–`xmm28` within a
+    /// block, with `xmm29`–`xmm31` and `k1`–`k3` as temporaries. Only
+    /// where the CPU has AVX-512 state ([`Self::zmm_state`]), and only in
+    /// blocks of legacy SSE code (no VEX or EVEX instruction, no mask
+    /// register named), which no AVX-512 code shares a function with.
+    pub tangent_cache: bool,
 }
 
 impl Default for TranslateOptions {
@@ -250,6 +261,7 @@ impl Default for TranslateOptions {
             verify_entry: false,
             zmm_state: false,
             stop_before: None,
+            tangent_cache: false,
         }
     }
 }
@@ -301,6 +313,8 @@ fn translate_window(
         let run = straight_line(window, guest_pc, opts.max_insns, opts.stop_before);
         t.flags_dead = crate::instrument::flags_dead_before(&run);
         t.vectors_dead = crate::instrument::vectors_dead_before(&run);
+        t.tangent_cache =
+            opts.tangent_cache && opts.zmm_state && !run.iter().any(tangent_cache::not_legacy_code);
     }
     // Code that may change under us is compared with its translation-time
     // bytes at every entry: inline, at the end of the translation, and
@@ -354,6 +368,7 @@ fn translate_window(
         if let Some(len) = client_request_at(&window[offset..]) {
             // The runtime answers the request and comes back right after
             // the exit record, where the block goes on after the sequence.
+            t.cached = 0;
             t.map(insn.ip(), 0);
             end_pc = insn.ip() + len as u64;
             t.stub_and_record(
@@ -414,6 +429,7 @@ fn translate_window(
         guest_len: end_pc - guest_pc,
         guest_insns: count,
         no_semantics,
+        tangent_cache_used: t.tangent_cache_used,
     }))
 }
 
@@ -476,6 +492,7 @@ pub fn translate_native_call(
         guest_len: 1,
         guest_insns: 1,
         no_semantics: 0,
+        tangent_cache_used: false,
     }
 }
 
@@ -517,6 +534,13 @@ struct Translator<'a> {
     /// Conditional branches passed so far (their fall-through translated
     /// in line).
     side_exits: usize,
+    /// The tangent cache is in use in this block
+    /// ([`TranslateOptions::tangent_cache`]).
+    tangent_cache: bool,
+    /// Guest xmm registers whose tangents the cache holds here (bit n).
+    cached: u16,
+    /// The cache emitted code in this block.
+    tangent_cache_used: bool,
 }
 
 /// How far a [`Translator`] had got, to undo one instruction.
@@ -527,6 +551,7 @@ struct Mark {
     exits: usize,
     literals: usize,
     pending: usize,
+    cached: u16,
 }
 
 impl<'a> Translator<'a> {
@@ -550,6 +575,9 @@ impl<'a> Translator<'a> {
             entry_off: 0,
             entry_miss: None,
             side_exits: 0,
+            tangent_cache: false,
+            cached: 0,
+            tangent_cache_used: false,
         }
     }
 
@@ -560,6 +588,7 @@ impl<'a> Translator<'a> {
             exits: self.exits.len(),
             literals: self.literals.len(),
             pending: self.pending.len(),
+            cached: self.cached,
         }
     }
 
@@ -569,6 +598,7 @@ impl<'a> Translator<'a> {
         self.exits.truncate(m.exits);
         self.literals.truncate(m.literals);
         self.pending.truncate(m.pending);
+        self.cached = m.cached;
     }
 
     fn map(&mut self, guest_pc: u64, spills: u8) {
@@ -758,6 +788,14 @@ impl<'a> Translator<'a> {
     fn instrument_inline(&mut self, insn: &Instruction, plan: Plan) -> Result<(), TranslateError> {
         let l = *self.layout;
         let sr = l.shadow_regs;
+        let plan = if self.tangent_cache {
+            match self.cached_plan(insn, plan)? {
+                Some(plan) => plan,
+                None => return Ok(()),
+            }
+        } else {
+            plan
+        };
         match plan {
             Plan::Nothing => {}
             Plan::ClearRegisters(clears) => {

@@ -28,6 +28,9 @@ struct Case {
     record: bool,
     /// `# mode: dot` in the file: translate with dot-mode instrumentation.
     dot: bool,
+    /// `# mode: dot-cache` in the file: dot mode with the tangent cache,
+    /// for a CPU with AVX-512 (translated on any machine).
+    dot_cache: bool,
     /// `# mode: native-call` in the file: the stand-in for a function the
     /// runtime answers natively (wrapper [`WRAPPER`], descriptor
     /// [`DESC`] in `rdi`); the guest bytes are not decoded.
@@ -55,6 +58,7 @@ fn parse(path: &Path) -> Case {
     let mut comment = String::new();
     let mut record = false;
     let mut dot = false;
+    let mut dot_cache = false;
     let mut native_call = false;
     let mut verify = false;
     let mut guest_pc = 0;
@@ -64,6 +68,8 @@ fn parse(path: &Path) -> Case {
             record = true;
         } else if line.trim() == "# mode: dot" {
             dot = true;
+        } else if line.trim() == "# mode: dot-cache" {
+            dot_cache = true;
         } else if line.trim() == "# mode: native-call" {
             native_call = true;
         } else if line.trim() == "# mode: verify" {
@@ -84,6 +90,7 @@ fn parse(path: &Path) -> Case {
     Case {
         record,
         dot,
+        dot_cache,
         native_call,
         verify,
         comment,
@@ -228,6 +235,11 @@ fn run_case(path: &Path) -> Result<(), String> {
         // Fixed, whatever this machine has: VEX code saves ymm temporaries.
         opts.instrument = Some(rewriter::instrument::dot_plan);
     }
+    if case.dot_cache {
+        opts.instrument = Some(rewriter::instrument::dot_plan);
+        opts.zmm_state = true;
+        opts.tangent_cache = true;
+    }
     opts.verify_entry = case.verify;
     let t = if case.native_call {
         translate_native_call(
@@ -253,6 +265,8 @@ fn run_case(path: &Path) -> Result<(), String> {
             "# mode: record\n"
         } else if case.dot {
             "# mode: dot\n"
+        } else if case.dot_cache {
+            "# mode: dot-cache\n"
         } else if case.native_call {
             "# mode: native-call\n"
         } else if case.verify {

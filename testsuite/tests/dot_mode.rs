@@ -301,3 +301,128 @@ fn rounding_trick_under_every_rounding_mode() {
         }
     }
 }
+
+/// The "… blocks with the tangent cache" count of a run's statistics line.
+fn tangent_cache_blocks(out: &Outcome) -> u64 {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    stderr
+        .split(" blocks with the tangent cache")
+        .next()
+        .and_then(|before| before.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no tangent-cache count in the statistics: {stderr}"))
+}
+
+/// Dot mode's tangent cache (decision 46) gives every tangent bit for bit
+/// as the shadow register file alone does (`DGAD_TANGENT_CACHE=0`), on
+/// kernels made for its edges (`tangent_cache.c`: operand kinds, floats,
+/// ±0 tangents against infinities, one passive operand and rounding
+/// shifters, registers beyond the cached ones, a fault inside a block,
+/// a timer handler computing meanwhile); the smooth ones also against
+/// their analytic derivatives; stdout as natively. On a CPU with AVX-512
+/// the cache must have been used, elsewhere it cannot be.
+#[test]
+fn tangent_cache_gives_the_shadow_files_tangents() {
+    let x = 1.25f64;
+    for opt in [OptLevel::O0, OptLevel::O3] {
+        let prog = build_record_program("tangent_cache.c", &["-lm"], opt);
+        let inv = Invocation::new(&prog).arg(x.to_string());
+        let native = run_native(&inv, None);
+        assert!(native.status.success(), "native: {native:?}");
+        let run = |cache: &str| {
+            let out = run_under_dgad(
+                &inv,
+                None,
+                &[
+                    ("DGAD_MODE", "dot"),
+                    ("DGAD_TANGENT_CACHE", cache),
+                    ("DGAD_STATS", "1"),
+                ],
+            );
+            assert!(out.status.success(), "DGAD_TANGENT_CACHE={cache}: {out:?}");
+            assert_eq!(
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&native.stdout),
+                "{opt:?}, DGAD_TANGENT_CACHE={cache}: stdout differs from the native run"
+            );
+            let lines: Vec<String> = String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .filter(|l| l.starts_with("dot "))
+                .map(str::to_string)
+                .collect();
+            (lines, tangent_cache_blocks(&out))
+        };
+        let (with, used) = run("1");
+        let (without, unused) = run("0");
+        assert_eq!(unused, 0, "DGAD_TANGENT_CACHE=0 translated with the cache");
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            assert!(used > 0, "{opt:?}: no block used the tangent cache");
+        } else {
+            assert_eq!(used, 0, "the cache was used without AVX-512");
+        }
+        assert_eq!(with.len(), 8, "{opt:?}: one tangent per kernel: {with:#?}");
+        assert_eq!(
+            with, without,
+            "{opt:?}: tangents differ with and without the cache"
+        );
+        let tangent = |name: &str| -> f64 {
+            let line = with
+                .iter()
+                .find(|l| l.split_whitespace().nth(1) == Some(name))
+                .unwrap_or_else(|| panic!("no tangent for {name}"));
+            let hex = line.split_whitespace().nth(2).unwrap();
+            parse_hex_float(hex)
+        };
+        // d/dx of ((x² − 3x)/(x + 1))·x + x/4, of x⁴'s … (the kernels' own
+        // formulas, differentiated).
+        let scalar = {
+            let (n, d) = (x * x - 3.0 * x, x + 1.0);
+            let c = n / d;
+            let dc = ((2.0 * x - 3.0) * d - n) / (d * d);
+            dc * x + c + 0.25
+        };
+        let high = 4.0 * x;
+        let lone = (7.0 - x) - (x + 3.0) + 1.0; // the shifter pair rounds: 0
+        let checks = [
+            ("scalar_chain", scalar),
+            ("high_registers", high),
+            ("lone_passive", lone),
+        ];
+        for (name, want) in checks {
+            let got = tangent(name);
+            assert!(
+                close(got, want, 1e-13),
+                "{opt:?}: {name}: dot {got:e}, analytic {want:e}"
+            );
+        }
+        let c = 3.0 * x;
+        let (a, b) = (x * x + 2.0 * x, (x * x + 2.0 * x) * x);
+        let (da, db) = (2.0 * x + 2.0, 3.0 * x * x + 4.0 * x);
+        let fault = (da + db) * c + (a + b) * 3.0 + (da * c - a * 3.0) / (c * c);
+        let got = tangent("fault_in_block");
+        assert!(
+            close(got, fault, 1e-13),
+            "{opt:?}: fault_in_block: dot {got:e}, analytic {fault:e}"
+        );
+    }
+}
+
+/// A C99 hexadecimal float as printf's `%a` writes it.
+fn parse_hex_float(s: &str) -> f64 {
+    let (neg, s) = s.strip_prefix('-').map_or((false, s), |r| (true, r));
+    let s = s.strip_prefix("0x").expect("0x prefix");
+    let (mantissa, exp) = s.split_once('p').expect("binary exponent");
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let mut v = u64::from_str_radix(int, 16).expect("hex digits") as f64;
+    let mut scale = 1.0 / 16.0;
+    for c in frac.chars() {
+        v += f64::from(c.to_digit(16).expect("hex digit")) * scale;
+        scale /= 16.0;
+    }
+    let v = v * 2f64.powi(exp.parse().expect("exponent"));
+    if neg {
+        -v
+    } else {
+        v
+    }
+}

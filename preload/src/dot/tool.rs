@@ -31,6 +31,10 @@ impl Tool for DotTool {
         Some(rewriter::instrument::dot_plan)
     }
 
+    fn caches_tangents(&self) -> bool {
+        crate::init::config().tangent_cache
+    }
+
     fn instruction(&self, ctx: &mut ThreadCtx, insn: &Instruction) -> After {
         crate::ad::apply::instrument(ctx, insn, &super::mode::DOT_MODE)
     }
