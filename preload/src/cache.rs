@@ -439,6 +439,7 @@ impl CodeCache {
             spills: 0,
             stack_bias: 0,
             scratch: 0,
+            tangents: 0,
         };
         publish(
             ci,

@@ -70,6 +70,14 @@ pub fn vector_bytes() -> usize {
 /// stack of SIGSTKSZ.
 pub const XSAVE_MASK: u32 = 0x2ff;
 
+/// Where the standard-format `xsave` image keeps `zmm16`–`zmm31`
+/// (component 7, Hi16_ZMM; CPUID leaf 0xD, sub-leaf 7). Only meaningful
+/// where XCR0 enables it. No lock: callable in signal context.
+pub fn hi16_zmm_offset() -> usize {
+    // Leaf 0xD exists wherever xsave does, which the runtime requires.
+    core::arch::x86_64::__cpuid_count(0xd, 7).ebx as usize
+}
+
 /// Bytes of the standard-format `xsave` image of the components in
 /// [`XSAVE_MASK`] that XCR0 enables (the end of the last one, from CPUID
 /// leaf 0xD), rounded up to 64: what a guest signal frame holds (2,752

@@ -496,6 +496,38 @@ pub(crate) fn is_fault(sig: i32, info: &libc::siginfo_t) -> bool {
     ) && info.si_code > 0
 }
 
+/// Dot mode's tangent cache (decision 46) held the tangents of the guest
+/// xmm registers in `regs` (bit n) in `xmm(16+n)`, newer than the shadow
+/// register file's: copies them there from the interrupted state, the
+/// kernel's standard-format `xsave` image in the frame. Signal context: a
+/// `cpuid` and plain copies.
+fn write_back_tangents(ctx: &mut ThreadCtx, uc: &libc::ucontext_t, regs: u16) {
+    let fp = uc.uc_mcontext.fpregs as *const u8;
+    if fp.is_null() {
+        return;
+    }
+    let offset = crate::cpu::hi16_zmm_offset();
+    // SAFETY: the frame's fpstate is an xsave image whose header
+    // (XSTATE_BV at byte 512) is present; the translator used these
+    // registers only where XCR0 enables AVX-512 state, so the image holds
+    // the Hi16_ZMM component at its CPUID offset, 16 registers of 64
+    // bytes.
+    let present = unsafe { (fp.add(512) as *const u64).read_unaligned() } & (1 << 7) != 0;
+    for n in 0..16 {
+        if regs & 1 << n == 0 {
+            continue;
+        }
+        let mut lanes = [0u32; 4];
+        if present {
+            for (k, lane) in lanes.iter_mut().enumerate() {
+                // SAFETY: as above; byte offset + 64 n + 4 k of the image.
+                *lane = unsafe { (fp.add(offset + 64 * n + 4 * k) as *const u32).read_unaligned() };
+            }
+        }
+        ctx.shadow.vec[n][..4].copy_from_slice(&lanes);
+    }
+}
+
 /// Sends the interrupted thread to `dgad_signal_entry` with guest state.
 fn redirect(ctx: &mut ThreadCtx, uc: &mut libc::ucontext_t, guest_pc: u64, at: InsnMapEntry) {
     use rewriter::translate::{
@@ -503,6 +535,9 @@ fn redirect(ctx: &mut ThreadCtx, uc: &mut libc::ucontext_t, guest_pc: u64, at: I
         SPILLS_RCX_STACK, SPILLS_RDX, SPILLS_SCRATCH,
     };
     let (spilled, stack_bias) = (at.spills, at.stack_bias);
+    if at.tangents != 0 {
+        write_back_tangents(ctx, uc, at.tangents);
+    }
     let g = &mut uc.uc_mcontext.gregs;
     for (bit, reg, slot) in [
         (SPILLS_RAX, libc::REG_RAX, ctx.spill_rax),

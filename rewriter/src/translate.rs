@@ -149,6 +149,11 @@ pub struct InsnMapEntry {
     /// With [`SPILLS_SCRATCH`]: the number of the register (0 = `rax` …
     /// 15 = `r15`) whose guest value is in the scratch slot.
     pub scratch: u8,
+    /// Guest xmm registers (bit n: `xmmn`) whose tangents dot mode's
+    /// tangent cache holds in `xmm(16+n)`, newer than the shadow register
+    /// file's: a signal or fault here writes them back first
+    /// ([`TranslateOptions::tangent_cache`]).
+    pub tangents: u16,
 }
 
 /// [`InsnMapEntry::spills`]: guest `rax` is in its spill slot.
@@ -368,7 +373,7 @@ fn translate_window(
         if let Some(len) = client_request_at(&window[offset..]) {
             // The runtime answers the request and comes back right after
             // the exit record, where the block goes on after the sequence.
-            t.cached = 0;
+            t.drop_tangents();
             t.map(insn.ip(), 0);
             end_pc = insn.ip() + len as u64;
             t.stub_and_record(
@@ -408,10 +413,12 @@ fn translate_window(
         }
     }
     if !ended {
+        t.flush_tangents();
         t.map(end_pc, 0);
         let field = t.e.jmp_rel32_placeholder();
         t.pending.push((field, end_pc, ExitKind::Branch));
     }
+    t.rare_tangent_paths(end_pc)?;
     if let Some((to_check, stub, body)) = verify {
         let here = t.e.offset();
         t.e.bind_rel32(to_check, here);
@@ -468,6 +475,7 @@ pub fn translate_native_call(
         spills: 0,
         stack_bias: 0,
         scratch: 0,
+        tangents: 0,
     });
     let l = *layout;
     let signals = t.e.jne_if_gs32_nonzero_placeholder(l.pending_signals);
@@ -539,6 +547,10 @@ struct Translator<'a> {
     tangent_cache: bool,
     /// Guest xmm registers whose tangents the cache holds here (bit n).
     cached: u16,
+    /// Of those, the ones newer than the shadow register file's.
+    dirty: u16,
+    /// The cache's rare paths, emitted after the block's code.
+    rare_paths: Vec<tangent_cache::RarePath>,
     /// The cache emitted code in this block.
     tangent_cache_used: bool,
 }
@@ -552,6 +564,8 @@ struct Mark {
     literals: usize,
     pending: usize,
     cached: u16,
+    dirty: u16,
+    rare_paths: usize,
 }
 
 impl<'a> Translator<'a> {
@@ -577,6 +591,8 @@ impl<'a> Translator<'a> {
             side_exits: 0,
             tangent_cache: false,
             cached: 0,
+            dirty: 0,
+            rare_paths: Vec::new(),
             tangent_cache_used: false,
         }
     }
@@ -589,6 +605,8 @@ impl<'a> Translator<'a> {
             literals: self.literals.len(),
             pending: self.pending.len(),
             cached: self.cached,
+            dirty: self.dirty,
+            rare_paths: self.rare_paths.len(),
         }
     }
 
@@ -599,6 +617,8 @@ impl<'a> Translator<'a> {
         self.literals.truncate(m.literals);
         self.pending.truncate(m.pending);
         self.cached = m.cached;
+        self.dirty = m.dirty;
+        self.rare_paths.truncate(m.rare_paths);
     }
 
     fn map(&mut self, guest_pc: u64, spills: u8) {
@@ -609,6 +629,7 @@ impl<'a> Translator<'a> {
             spills,
             stack_bias: 0,
             scratch: 0,
+            tangents: self.dirty,
         });
     }
 
@@ -622,6 +643,7 @@ impl<'a> Translator<'a> {
             spills,
             stack_bias,
             scratch: 0,
+            tangents: self.dirty,
         });
     }
 
@@ -645,6 +667,15 @@ impl<'a> Translator<'a> {
     /// ends the block.
     fn translate_insn(&mut self, insn: &Instruction, bytes: &[u8]) -> Result<Flow, TranslateError> {
         let next = insn.next_ip();
+        if insn.flow_control() != FlowControl::Next
+            || matches!(
+                insn.code(),
+                Code::Syscall | Code::Cpuid | Code::Wrgsbase_r32 | Code::Wrgsbase_r64
+            )
+        {
+            // Leaving the block, or the runtime: the file must be current.
+            self.flush_tangents();
+        }
         match insn.code() {
             Code::Syscall => {
                 self.map(insn.ip(), 0);
@@ -2473,11 +2504,11 @@ impl<'a> Translator<'a> {
         let scratch = scratch_register(insn).ok_or_else(out)?;
         let gpr = Gpr(scratch.number() as u8);
         let slot = self.layout.spill_scratch;
-        let (spills, stack_bias) = self
+        let (spills, stack_bias, tangents) = self
             .insn_map
             .last()
             .filter(|e| e.guest_pc == insn.ip())
-            .map_or((0, 0), |e| (e.spills, e.stack_bias));
+            .map_or((0, 0, self.dirty), |e| (e.spills, e.stack_bias, e.tangents));
         self.e.store_gs(slot, gpr);
         self.insn_map.push(InsnMapEntry {
             cache_off: self.e.offset() as u32,
@@ -2486,6 +2517,7 @@ impl<'a> Translator<'a> {
             spills: spills | SPILLS_SCRATCH,
             stack_bias,
             scratch: gpr.0,
+            tangents,
         });
         self.e.mov_imm64(gpr, insn.ip_rel_memory_address());
         let mut absolute = *insn;
@@ -2662,6 +2694,7 @@ impl<'a> Translator<'a> {
             spills: SPILLS_RAX_STACK | SPILLS_RCX_STACK,
             stack_bias: 0,
             scratch: 0,
+            tangents: 0,
         });
         // rcx − guest_pc, from rax = !guest_pc; on a miss, back to the
         // target, out of line. The key is an immediate: loading the

@@ -4,27 +4,39 @@
 //! instead of loading what the instruction before stored.
 //!
 //! ```text
-//! movsd  xmm1, [m]      vmovsd xmm17, [shadow(m)]          ; and the file
-//! movapd xmm2, xmm1     vmovdqa64 xmm18, xmm17             ; and the file
-//! mulsd  xmm2, xmm3     vptestmq k1, xmm18, |mask|  vptestmq k2, xmm19, |mask|
-//!                       vmulsd xmm31{k1}{z}, xmm18, xmm3
-//!                       vmulsd xmm29{k2}{z}, xmm19, xmm2
-//!                       vaddsd xmm18, xmm31, xmm29         ; and the file
+//! movsd  xmm1, [m]      vmovsd xmm17, [shadow(m)]
+//! movapd xmm2, xmm1     vmovdqa64 xmm18, xmm17
+//! mulsd  xmm2, xmm3     vmulsd xmm30, xmm18, xmm3      ; dA·b
+//!                       vmulsd xmm29, xmm19, xmm2      ; dB·a
+//!                       vaddsd xmm29, xmm30, xmm29
+//!                       vucomisd xmm29, xmm31 ; je →   ; ±0 or NaN: masked
+//!                       vmovapd xmm18, xmm29           ;   code, out of line
 //! ```
 //!
-//! - **Write-through.** Every tangent the cache computes is also stored in
-//!   the shadow register file, as the ordinary code does. The file is
-//!   therefore current at every instruction boundary: exits, faults,
-//!   signals, client requests and the runtime see what they always saw,
-//!   and nothing is written back anywhere. What the cache saves is the
-//!   loads (and the store-to-load round trip each of them waited for) and
-//!   the saving and restoring of temporaries among the program's own
-//!   registers: `xmm29`–`xmm31` and `k1`–`k3` are the cache's.
-//! - **Validity.** A register's entry is loaded from the file at its
-//!   first use in the block. An instruction the cache does not handle
-//!   drops every entry before its ordinary code runs (that code may
-//!   write the file); one that only touches general registers and memory
-//!   keeps them; one that clears register shadows drops those.
+//! - **Write-back.** A computed tangent stays in its register, newer than
+//!   the shadow register file's, until something else needs the file: an
+//!   exit (every branch, the block's end), a client request, an
+//!   instruction the cache does not handle (its ordinary code, which may
+//!   enter the runtime), or ordinary code reading that register's shadow.
+//!   Each map entry of the block says which registers are newer there
+//!   (`InsnMapEntry::tangents`): a fault or a signal at that point has the
+//!   runtime copy them from the interrupted state into the file before
+//!   anything reads it. `xmm29`–`xmm31` and `k1`–`k3` are the cache's
+//!   temporaries: no program register is saved and restored around
+//!   tangent code any more.
+//! - **Validity.** A register's entry is loaded from the file at its first
+//!   use in the block. An instruction the cache does not handle drops every
+//!   entry (after writing them back); one that touches only general
+//!   registers and memory keeps them; one that clears or checks register
+//!   shadows writes back and drops only those.
+//! - **Common paths straight, the rest after the block.** A scalar `add`
+//!   or `sub` with both tangents nonzero and a scalar product of registers
+//!   whose tangent is neither ±0 nor NaN take a path without mask
+//!   registers (`vptestm`, `kxor`, `kshift` all run on one port, which
+//!   bounded Burgers' loop); the masked code that handles every case, and
+//!   the ordinary code for an `add`/`sub` with exactly one passive operand
+//!   (rounding tricks), are emitted after the block's last exit
+//!   ([`RarePath`]).
 //! - **Whose registers.** `xmm16`–`xmm31` and `k1`–`k3` exist only on CPUs
 //!   with AVX-512, and only AVX-512 code (EVEX-encoded) names them; the
 //!   cache is used only in blocks of legacy SSE code, where no instruction
@@ -106,15 +118,23 @@ impl Translator<'_> {
             // Its inner plan comes through here again.
             | Plan::SaveFlags(_) => return Ok(Some(plan)),
             Plan::ClearRegisters(ref clears) => {
-                let base = RegFile::vec_offset(0, 0) as u32;
-                let stride = RegFile::vec_offset(1, 0) as u32 - base;
                 for &(off, len) in clears {
-                    for n in 0..CACHED {
-                        let start = base + n * stride;
-                        if off < start + 16 && off + u32::from(len) > start {
-                            self.cached &= !(1 << n);
-                        }
-                    }
+                    self.written_by_file_code(off, u32::from(len));
+                }
+                return Ok(Some(plan));
+            }
+            // Its checks read the file (and the runtime, when one is not
+            // zero, reads the operands there); its clears write it.
+            Plan::AllPassive {
+                ref checks,
+                ref clears,
+                ..
+            } => {
+                for &off in checks {
+                    self.read_by_file_code(off, 8);
+                }
+                for &(off, len) in clears {
+                    self.written_by_file_code(off, u32::from(len));
                 }
                 return Ok(Some(plan));
             }
@@ -139,8 +159,77 @@ impl Translator<'_> {
             self.tangent_cache_used = true;
             return Ok(None);
         }
-        self.cached = 0;
+        self.drop_tangents();
         Ok(Some(plan))
+    }
+
+    /// The cached registers whose first 16 shadow bytes overlap file bytes
+    /// `off..off + len`.
+    fn cached_overlapping(off: u32, len: u32) -> impl Iterator<Item = u32> {
+        let base = RegFile::vec_offset(0, 0) as u32;
+        let stride = RegFile::vec_offset(1, 0) as u32 - base;
+        (0..CACHED).filter(move |n| {
+            let start = base + n * stride;
+            off < start + 16 && off + len > start
+        })
+    }
+
+    /// Ordinary code will read file bytes `off..off + len`: the tangents
+    /// there are written back first (the entries stay).
+    fn read_by_file_code(&mut self, off: u32, len: u32) {
+        for n in Self::cached_overlapping(off, len) {
+            if self.dirty & 1 << n != 0 {
+                self.write_through(n);
+                self.dirty &= !(1 << n);
+            }
+        }
+    }
+
+    /// Ordinary code will write file bytes `off..off + len`: the entries
+    /// there are dropped, after writing back what the write may not cover.
+    fn written_by_file_code(&mut self, off: u32, len: u32) {
+        self.read_by_file_code(off, len);
+        for n in Self::cached_overlapping(off, len) {
+            self.cached &= !(1 << n);
+        }
+    }
+
+    /// Writes every tangent newer than the file's back to it (`tangents`
+    /// of the map entries: none after this).
+    pub(super) fn flush_tangents(&mut self) {
+        for n in 0..CACHED {
+            if self.dirty & 1 << n != 0 {
+                self.write_through(n);
+            }
+        }
+        self.dirty = 0;
+    }
+
+    /// [`Self::flush_tangents`], and forgets every entry: the code that
+    /// follows may change the file.
+    pub(super) fn drop_tangents(&mut self) {
+        self.flush_tangents();
+        self.cached = 0;
+    }
+
+    /// Guest xmm `d`'s register now holds its new tangent, which the file
+    /// does not: from here on (an inside entry of `insn`'s code, keeping
+    /// its spills) a signal writes it back.
+    fn changed(&mut self, insn: &Instruction, d: u32) {
+        self.cached |= 1 << d;
+        self.dirty |= 1 << d;
+        self.mark_tangents(insn);
+    }
+
+    /// An inside entry of `insn`'s code here, with its spills and the
+    /// current `dirty` set.
+    fn mark_tangents(&mut self, insn: &Instruction) {
+        let (spills, stack_bias) = self
+            .insn_map
+            .last()
+            .filter(|e| e.guest_pc == insn.ip())
+            .map_or((0, 0), |e| (e.spills, e.stack_bias));
+        self.inside(insn.ip(), spills, stack_bias);
     }
 
     /// The file's bytes of guest xmm `n`'s shadow.
@@ -222,8 +311,7 @@ impl Translator<'_> {
                     }
                     _ => return Ok(false),
                 }
-                self.cached |= 1 << d;
-                self.write_through(d);
+                self.changed(insn, d);
             }
             (MoveSide::Memory, MoveSide::Register(d)) => {
                 let Some(d) = cached_register_at(d) else {
@@ -242,8 +330,7 @@ impl Translator<'_> {
                     _ => self.asm(Instruction::with2(EVEX_Vmovss_xmm_k1z_m32, hi(d), at)),
                 }
                 self.e.load_gs(Gpr::RAX, l.spill_rax);
-                self.cached |= 1 << d;
-                self.write_through(d);
+                self.changed(insn, d);
             }
             (MoveSide::Register(s), MoveSide::Memory) => {
                 let Some(s) = cached_register_at(s) else {
@@ -273,10 +360,12 @@ impl Translator<'_> {
 
     /// [`Plan::DotArithmetic`] of a legacy SSE `add`, `sub`, `mul` or
     /// `div` through the cache: the same tangents as
-    /// [`Self::dot_arithmetic`] (a term whose tangent is ±0 is left out,
-    /// `ptest` against the sign-less mask there, `vptestm` here), with the
-    /// rare path of `add` and `sub` (exactly one passive operand in some
-    /// lane) being that method's whole code, out of line.
+    /// [`Self::dot_arithmetic`] (a term whose tangent is ±0 is left out), as
+    /// masked EVEX code ([`Self::masked_arithmetic`]); a scalar `add`, `sub`
+    /// or `mul` where the flags are free first tries a path without mask
+    /// registers (their tests all run on one port, which bounded Burgers'
+    /// loop): `add`/`sub` with both tangents nonzero, `mul` with a nonzero
+    /// result, everything else on the masked code, out of line.
     fn cached_arithmetic(
         &mut self,
         insn: &Instruction,
@@ -286,18 +375,10 @@ impl Translator<'_> {
         let l = *self.layout;
         let double = a.elem == Elem::F64;
         let d = a.dst.number() as u32;
-        let pick = |pd: Code, sd: Code, ps: Code, ss: Code| match (double, a.scalar) {
-            (true, false) => pd,
-            (true, true) => sd,
-            (false, false) => ps,
-            (false, true) => ss,
+        let f = ArithForm {
+            double,
+            scalar: a.scalar,
         };
-        let ptestm = if double {
-            EVEX_Vptestmq_kr_k1_xmm_xmmm128b64
-        } else {
-            EVEX_Vptestmd_kr_k1_xmm_xmmm128b32
-        };
-        let mask = gs_operand(l.abs_masks + if double { 0 } else { 16 });
         self.ensure(d);
         // b's value and tangent.
         let (b, db) = match a.src {
@@ -313,7 +394,7 @@ impl Translator<'_> {
                 self.e.store_gs(l.spill_rax, Gpr::RAX);
                 self.lea_of_operand(Register::RAX, insn);
                 let at = MemoryOperand::with_base(Register::RAX);
-                let load = pick(
+                let load = f.pick(
                     EVEX_Vmovupd_xmm_k1z_xmmm128,
                     EVEX_Vmovsd_xmm_k1z_m64,
                     EVEX_Vmovups_xmm_k1z_xmmm128,
@@ -330,12 +411,137 @@ impl Translator<'_> {
                 (T0, T1)
             }
         };
-        let av = Register::XMM0 + d;
+        let ops = Operands {
+            d,
+            b,
+            db,
+            a: Register::XMM0 + d,
+        };
+        let before = self.dirty;
+        let flags_free = self.flags_dead.get(self.index).copied().unwrap_or(false);
+        // (A product over a memory operand keeps the masked code: its
+        // value and tangent occupy two of the three temporaries.)
+        let plain = a.scalar
+            && flags_free
+            && match a.op {
+                FpOp::Add | FpOp::Sub => true,
+                FpOp::Mul => a.src.is_some(),
+                _ => false,
+            };
+        if plain {
+            let to_masked = self.plain_scalar(f, a.op, ops);
+            self.changed(insn, d);
+            self.rare_paths.push(RarePath {
+                insn: *insn,
+                a,
+                kind: RareKind::Masked {
+                    ops,
+                    fields: to_masked,
+                },
+                back: self.e.offset(),
+                index: self.index,
+                dirty: before,
+            });
+            return Ok(());
+        }
+        let rare = self.masked_arithmetic(f, a.op, ops);
+        self.changed(insn, d);
+        if let Some(field) = rare {
+            self.rare_paths.push(RarePath {
+                insn: *insn,
+                a,
+                kind: RareKind::Ordinary { field },
+                back: self.e.offset(),
+                index: self.index,
+                dirty: before,
+            });
+        }
+        Ok(())
+    }
+
+    /// The common path of a scalar `add`, `sub` or `mul` with free flags,
+    /// without mask registers; returns the `je`s to the masked code.
+    /// `add`/`sub`: both tangents nonzero (`vucomisd` against zero: ±0 and
+    /// NaN leave), then the sum. `mul`: both products unmasked, kept where
+    /// their sum is neither ±0 nor NaN — there it equals the masked sum
+    /// bit for bit (a product with a ±0 tangent is ±0, and x + ±0 = x for
+    /// x ≠ 0); a ±0 or NaN sum leaves for the masked code, which gets the
+    /// sign of a zero and `∞·0` right.
+    fn plain_scalar(&mut self, f: ArithForm, op: FpOp, o: Operands) -> Vec<usize> {
+        use Code::*;
+        let ucomi = if f.double {
+            EVEX_Vucomisd_xmm_xmmm64_sae
+        } else {
+            EVEX_Vucomiss_xmm_xmmm32_sae
+        };
         let op3 = |code: Code, x: Register, y: Register, z: Register| {
             Instruction::with3(code, x, y, z).expect("EVEX arithmetic on registers encodes")
         };
+        // T2 = 0 (a zeroing idiom).
+        self.asm(Ok(op3(EVEX_Vpxord_xmm_k1z_xmm_xmmm128b32, T2, T2, T2)));
+        let mut out = Vec::new();
+        match op {
+            FpOp::Add | FpOp::Sub => {
+                for t in [hi(o.d), o.db] {
+                    self.asm(Instruction::with2(ucomi, t, T2));
+                    out.push(self.e.jcc_rel32_placeholder(0x4)); // je: ±0 or NaN
+                }
+                let code = if op == FpOp::Add {
+                    f.pick(
+                        EVEX_Vaddpd_xmm_k1z_xmm_xmmm128b64,
+                        EVEX_Vaddsd_xmm_k1z_xmm_xmmm64_er,
+                        EVEX_Vaddps_xmm_k1z_xmm_xmmm128b32,
+                        EVEX_Vaddss_xmm_k1z_xmm_xmmm32_er,
+                    )
+                } else {
+                    f.pick(
+                        EVEX_Vsubpd_xmm_k1z_xmm_xmmm128b64,
+                        EVEX_Vsubsd_xmm_k1z_xmm_xmmm64_er,
+                        EVEX_Vsubps_xmm_k1z_xmm_xmmm128b32,
+                        EVEX_Vsubss_xmm_k1z_xmm_xmmm32_er,
+                    )
+                };
+                self.asm(Ok(op3(code, hi(o.d), hi(o.d), o.db)));
+            }
+            _ => {
+                // Register operands only: T0 = dA·b + dB·a (dA's upper
+                // lanes with the first product, as the instruction keeps
+                // them), the operands' registers left for the masked code.
+                let (mul, add) = (f.mul(), f.add());
+                self.asm(Ok(op3(mul, T1, hi(o.d), o.b)));
+                self.asm(Ok(op3(mul, T0, o.db, o.a)));
+                self.asm(Ok(op3(add, T0, T1, T0)));
+                self.asm(Instruction::with2(ucomi, T0, T2));
+                out.push(self.e.jcc_rel32_placeholder(0x4)); // je: ±0 or NaN
+                self.asm(Instruction::with2(
+                    EVEX_Vmovapd_xmm_k1z_xmmm128,
+                    hi(o.d),
+                    T0,
+                ));
+            }
+        }
+        out
+    }
+
+    /// The tangent by masked EVEX code: terms whose tangent is ±0 masked
+    /// off (`vptestm` against the sign-less mask, as the `ptest`s of the
+    /// ordinary code). For `add` and `sub`, returns the `jnz` taken when
+    /// some lane has exactly one passive operand (the ordinary code's
+    /// rare path, where rounding tricks are found).
+    fn masked_arithmetic(&mut self, f: ArithForm, op: FpOp, o: Operands) -> Option<usize> {
+        use Code::*;
+        let ptestm = if f.double {
+            EVEX_Vptestmq_kr_k1_xmm_xmmm128b64
+        } else {
+            EVEX_Vptestmd_kr_k1_xmm_xmmm128b32
+        };
+        let mask = gs_operand(self.layout.abs_masks + if f.double { 0 } else { 16 });
+        let op3 = |code: Code, x: Register, y: Register, z: Register| {
+            Instruction::with3(code, x, y, z).expect("EVEX arithmetic on registers encodes")
+        };
+        let (d, b, db, av) = (o.d, o.b, o.db, o.a);
         let mut rare = None;
-        match a.op {
+        match op {
             FpOp::Add | FpOp::Sub => {
                 // k3 = lanes with exactly one passive operand (in a scalar
                 // operation, lane 0 only: shifted to the top, alone).
@@ -347,7 +553,7 @@ impl Translator<'_> {
                     Register::K1,
                     Register::K2,
                 ));
-                if a.scalar {
+                if f.scalar {
                     self.asm(Instruction::with3(
                         VEX_Kshiftlw_kr_kr_imm8,
                         Register::K3,
@@ -361,35 +567,11 @@ impl Translator<'_> {
                     Register::K3,
                 ));
                 rare = Some(self.e.jcc_rel32_placeholder(0x5)); // jnz
-                let code = match a.op {
-                    FpOp::Add => pick(
-                        EVEX_Vaddpd_xmm_k1z_xmm_xmmm128b64,
-                        EVEX_Vaddsd_xmm_k1z_xmm_xmmm64_er,
-                        EVEX_Vaddps_xmm_k1z_xmm_xmmm128b32,
-                        EVEX_Vaddss_xmm_k1z_xmm_xmmm32_er,
-                    ),
-                    _ => pick(
-                        EVEX_Vsubpd_xmm_k1z_xmm_xmmm128b64,
-                        EVEX_Vsubsd_xmm_k1z_xmm_xmmm64_er,
-                        EVEX_Vsubps_xmm_k1z_xmm_xmmm128b32,
-                        EVEX_Vsubss_xmm_k1z_xmm_xmmm32_er,
-                    ),
-                };
+                let code = if op == FpOp::Add { f.add() } else { f.sub() };
                 self.asm(Ok(op3(code, hi(d), hi(d), db)));
             }
             FpOp::Mul => {
-                let mul = pick(
-                    EVEX_Vmulpd_xmm_k1z_xmm_xmmm128b64,
-                    EVEX_Vmulsd_xmm_k1z_xmm_xmmm64_er,
-                    EVEX_Vmulps_xmm_k1z_xmm_xmmm128b32,
-                    EVEX_Vmulss_xmm_k1z_xmm_xmmm32_er,
-                );
-                let add = pick(
-                    EVEX_Vaddpd_xmm_k1z_xmm_xmmm128b64,
-                    EVEX_Vaddsd_xmm_k1z_xmm_xmmm64_er,
-                    EVEX_Vaddps_xmm_k1z_xmm_xmmm128b32,
-                    EVEX_Vaddss_xmm_k1z_xmm_xmmm32_er,
-                );
+                let (mul, add) = (f.mul(), f.add());
                 self.asm(Instruction::with3(ptestm, Register::K1, hi(d), mask));
                 self.asm(Instruction::with3(ptestm, Register::K2, db, mask));
                 // T2 = dA·b where dA ≠ 0 (a scalar form keeps dA's upper
@@ -397,31 +579,12 @@ impl Translator<'_> {
                 self.asm(Ok(masked(op3(mul, T2, hi(d), b), Register::K1)));
                 // dB·a where dB ≠ 0: in place over a memory operand's
                 // tangent (T1; T0 holds its value), else in T0.
-                let t = if a.src.is_none() { T1 } else { T0 };
+                let t = if db == T1 { T1 } else { T0 };
                 self.asm(Ok(masked(op3(mul, t, db, av), Register::K2)));
                 self.asm(Ok(op3(add, hi(d), T2, t)));
             }
             FpOp::Div => {
-                let (div, mul, sub) = (
-                    pick(
-                        EVEX_Vdivpd_xmm_k1z_xmm_xmmm128b64,
-                        EVEX_Vdivsd_xmm_k1z_xmm_xmmm64_er,
-                        EVEX_Vdivps_xmm_k1z_xmm_xmmm128b32,
-                        EVEX_Vdivss_xmm_k1z_xmm_xmmm32_er,
-                    ),
-                    pick(
-                        EVEX_Vmulpd_xmm_k1z_xmm_xmmm128b64,
-                        EVEX_Vmulsd_xmm_k1z_xmm_xmmm64_er,
-                        EVEX_Vmulps_xmm_k1z_xmm_xmmm128b32,
-                        EVEX_Vmulss_xmm_k1z_xmm_xmmm32_er,
-                    ),
-                    pick(
-                        EVEX_Vsubpd_xmm_k1z_xmm_xmmm128b64,
-                        EVEX_Vsubsd_xmm_k1z_xmm_xmmm64_er,
-                        EVEX_Vsubps_xmm_k1z_xmm_xmmm128b32,
-                        EVEX_Vsubss_xmm_k1z_xmm_xmmm32_er,
-                    ),
-                );
+                let (div, mul, sub) = (f.div(), f.mul(), f.sub());
                 // T2 = (a/b)·dB where dB ≠ 0; numerator dA − T2 (dA's upper
                 // lanes); divided by b where it is not ±0.
                 self.asm(Instruction::with3(ptestm, Register::K2, db, mask));
@@ -433,19 +596,166 @@ impl Translator<'_> {
             }
             _ => unreachable!("only add, sub, mul and div are cached"),
         }
-        self.write_through(d);
-        if let Some(rare) = rare {
-            // The ordinary code, on the file (current: written through),
-            // then the destination's new tangent into its register.
-            let done = self.e.jmp_rel32_placeholder();
-            let here = self.e.offset();
-            self.e.bind_rel32(rare, here);
-            self.dot_arithmetic(insn, a)?;
-            let m = self.file(d);
-            self.load16(hi(d), m);
-            let here = self.e.offset();
-            self.e.bind_rel32(done, here);
+        rare
+    }
+}
+
+/// The registers of a cached arithmetic instruction's tangent code.
+#[derive(Clone, Copy)]
+pub(super) struct Operands {
+    /// The destination (and first source): guest xmm number.
+    d: u32,
+    /// b's value: the guest register, or `T0` (a memory operand's).
+    b: Register,
+    /// b's tangent: its cache register, or `T1`.
+    db: Register,
+    /// a's value: the destination's guest register.
+    a: Register,
+}
+
+/// The element type and shape of cached arithmetic.
+#[derive(Clone, Copy)]
+struct ArithForm {
+    double: bool,
+    scalar: bool,
+}
+
+impl ArithForm {
+    fn pick(self, pd: Code, sd: Code, ps: Code, ss: Code) -> Code {
+        match (self.double, self.scalar) {
+            (true, false) => pd,
+            (true, true) => sd,
+            (false, false) => ps,
+            (false, true) => ss,
         }
+    }
+    fn add(self) -> Code {
+        use Code::*;
+        self.pick(
+            EVEX_Vaddpd_xmm_k1z_xmm_xmmm128b64,
+            EVEX_Vaddsd_xmm_k1z_xmm_xmmm64_er,
+            EVEX_Vaddps_xmm_k1z_xmm_xmmm128b32,
+            EVEX_Vaddss_xmm_k1z_xmm_xmmm32_er,
+        )
+    }
+    fn sub(self) -> Code {
+        use Code::*;
+        self.pick(
+            EVEX_Vsubpd_xmm_k1z_xmm_xmmm128b64,
+            EVEX_Vsubsd_xmm_k1z_xmm_xmmm64_er,
+            EVEX_Vsubps_xmm_k1z_xmm_xmmm128b32,
+            EVEX_Vsubss_xmm_k1z_xmm_xmmm32_er,
+        )
+    }
+    fn mul(self) -> Code {
+        use Code::*;
+        self.pick(
+            EVEX_Vmulpd_xmm_k1z_xmm_xmmm128b64,
+            EVEX_Vmulsd_xmm_k1z_xmm_xmmm64_er,
+            EVEX_Vmulps_xmm_k1z_xmm_xmmm128b32,
+            EVEX_Vmulss_xmm_k1z_xmm_xmmm32_er,
+        )
+    }
+    fn div(self) -> Code {
+        use Code::*;
+        self.pick(
+            EVEX_Vdivpd_xmm_k1z_xmm_xmmm128b64,
+            EVEX_Vdivsd_xmm_k1z_xmm_xmmm64_er,
+            EVEX_Vdivps_xmm_k1z_xmm_xmmm128b32,
+            EVEX_Vdivss_xmm_k1z_xmm_xmmm32_er,
+        )
+    }
+}
+
+/// The less common paths of a cached instruction, emitted after the
+/// block's code so that the common path runs straight.
+pub(super) enum RareKind {
+    /// A scalar operation's masked code ([`Translator::masked_arithmetic`]),
+    /// from the `je`s of its plain path; back when done (an `add` or `sub`
+    /// may go on to its ordinary path, another entry).
+    Masked { ops: Operands, fields: Vec<usize> },
+    /// An `add` or `sub` with exactly one passive operand in some lane,
+    /// from the `jnz` `field`: the file made current, the ordinary code of
+    /// [`Translator::dot_arithmetic`] (which may have the runtime apply the
+    /// rule), the destination's new tangent loaded into its register, and
+    /// back. The paths meet with the common path's state: the rare path's
+    /// registers are clean, which a later write-back may repeat.
+    Ordinary { field: usize },
+}
+
+/// A rare path ([`RareKind`]) of the instruction `insn`.
+pub(super) struct RarePath {
+    insn: Instruction,
+    a: DotArithmetic,
+    kind: RareKind,
+    /// Where the instruction itself starts (the paths meet).
+    back: usize,
+    /// The instruction's place in the block.
+    index: usize,
+    /// The registers newer than the file when the `jnz` leaves.
+    dirty: u16,
+}
+
+impl Translator<'_> {
+    /// Emits the rare paths of the block ending at `end_pc` (see
+    /// [`RarePath`]), then maps the code after them (exit stubs) to
+    /// `end_pc` with nothing cached.
+    pub(super) fn rare_tangent_paths(&mut self, end_pc: u64) -> Result<(), TranslateError> {
+        if self.rare_paths.is_empty() {
+            return Ok(());
+        }
+        let index = self.index;
+        let mut k = 0;
+        while k < self.rare_paths.len() {
+            let p = &self.rare_paths[k];
+            let (insn, a, back, at, dirty) = (p.insn, p.a, p.back, p.index, p.dirty);
+            let kind = core::mem::replace(
+                &mut self.rare_paths[k].kind,
+                RareKind::Ordinary { field: usize::MAX },
+            );
+            k += 1;
+            self.index = at;
+            self.dirty = dirty;
+            let here = self.e.offset();
+            match kind {
+                RareKind::Masked { ops, fields } => {
+                    for field in fields {
+                        self.e.bind_rel32(field, here);
+                    }
+                    self.inside(insn.ip(), 0, 0);
+                    let f = ArithForm {
+                        double: a.elem == Elem::F64,
+                        scalar: a.scalar,
+                    };
+                    if let Some(field) = self.masked_arithmetic(f, a.op, ops) {
+                        self.rare_paths.push(RarePath {
+                            insn,
+                            a,
+                            kind: RareKind::Ordinary { field },
+                            back,
+                            index: at,
+                            dirty,
+                        });
+                    }
+                }
+                RareKind::Ordinary { field } => {
+                    self.e.bind_rel32(field, here);
+                    self.inside(insn.ip(), 0, 0);
+                    self.flush_tangents();
+                    self.mark_tangents(&insn);
+                    self.dot_arithmetic(&insn, a)?;
+                    let d = a.dst.number() as u32;
+                    let m = self.file(d);
+                    self.load16(hi(d), m);
+                }
+            }
+            let jmp = self.e.jmp_rel32_placeholder();
+            self.e.bind_rel32(jmp, back);
+        }
+        self.rare_paths.clear();
+        self.index = index;
+        self.dirty = 0;
+        self.inside(end_pc, 0, 0);
         Ok(())
     }
 }
