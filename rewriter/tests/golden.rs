@@ -151,7 +151,17 @@ fn render(t: &Translation, cache_pc: u64) -> String {
             } else {
                 format!(", spills {}", spilled.join(" "))
             };
-            let _ = writeln!(out, "    ; guest {:#x} ({kind}{rcx})", e.guest_pc);
+            // Dot mode's tangent cache: registers newer than the file.
+            let newer: Vec<String> = (0..16)
+                .filter(|n| e.tangents & 1 << n != 0)
+                .map(|n| format!("xmm{n}"))
+                .collect();
+            let newer = if newer.is_empty() {
+                String::new()
+            } else {
+                format!(", newer tangents {}", newer.join(" "))
+            };
+            let _ = writeln!(out, "    ; guest {:#x} ({kind}{rcx}{newer})", e.guest_pc);
         }
         if records.contains(&off) {
             let target = u64::from_le_bytes(t.code[off..off + 8].try_into().unwrap());

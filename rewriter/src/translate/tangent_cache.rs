@@ -118,8 +118,34 @@ impl Translator<'_> {
             // Its inner plan comes through here again.
             | Plan::SaveFlags(_) => return Ok(Some(plan)),
             Plan::ClearRegisters(ref clears) => {
-                for &(off, len) in clears {
-                    self.written_by_file_code(off, u32::from(len));
+                // A register whose cached 16 bytes are all cleared
+                // (`xorpd x, x`) gets a zero entry, as the file will;
+                // partly cleared ones are written back and dropped.
+                let base = RegFile::vec_offset(0, 0) as u32;
+                let stride = RegFile::vec_offset(1, 0) as u32 - base;
+                for n in 0..CACHED {
+                    let start = base + n * stride;
+                    let mut covered = 0u32;
+                    for &(off, len) in clears {
+                        for byte in off..off + u32::from(len) {
+                            if (start..start + 16).contains(&byte) {
+                                covered |= 1 << (byte - start);
+                            }
+                        }
+                    }
+                    if covered == 0xffff {
+                        let z = hi(n);
+                        self.asm(Instruction::with3(
+                            Code::EVEX_Vpxord_xmm_k1z_xmm_xmmm128b32,
+                            z,
+                            z,
+                            z,
+                        ));
+                        self.cached |= 1 << n;
+                        self.dirty &= !(1 << n);
+                    } else if covered != 0 {
+                        self.written_by_file_code(start, 16);
+                    }
                 }
                 return Ok(Some(plan));
             }
