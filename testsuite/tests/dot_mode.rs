@@ -360,7 +360,7 @@ fn tangent_cache_gives_the_shadow_files_tangents() {
         } else {
             assert_eq!(used, 0, "the cache was used without AVX-512");
         }
-        assert_eq!(with.len(), 8, "{opt:?}: one tangent per kernel: {with:#?}");
+        assert_eq!(with.len(), 9, "{opt:?}: one tangent per kernel: {with:#?}");
         let of = |lines: &[String], name: &str| -> f64 {
             let line = lines
                 .iter()
@@ -409,7 +409,10 @@ fn tangent_cache_gives_the_shadow_files_tangents() {
         };
         let high = 4.0 * x;
         let lone = (7.0 - x) - (x + 3.0) + 1.0; // the shifter pair rounds: 0
+                                                // At x = 1.25: min(x, 2) = x, max(x², 3x) = 3x, min(x, x²) = x.
+        let roots = x / (x * x + 1.0).sqrt() + 1.0 + 3.0 + 1.0 / x.sqrt() + 1.0;
         let checks = [
+            ("roots_and_bounds", roots),
             ("scalar_chain", scalar),
             ("high_registers", high),
             ("lone_passive", lone),

@@ -384,8 +384,8 @@ impl Translator<'_> {
         Ok(true)
     }
 
-    /// [`Plan::DotArithmetic`] of a legacy SSE `add`, `sub`, `mul` or
-    /// `div` through the cache: the same tangents as
+    /// [`Plan::DotArithmetic`] of a legacy SSE `add`, `sub`, `mul`, `div`,
+    /// `sqrt`, `min` or `max` through the cache: the same tangents as
     /// [`Self::dot_arithmetic`] (a term whose tangent is ±0 is left out), as
     /// masked EVEX code ([`Self::masked_arithmetic`]); a scalar `add`, `sub`
     /// or `mul` where the flags are free first tries a path without mask
@@ -620,7 +620,55 @@ impl Translator<'_> {
                 self.asm(Instruction::with3(ptestm, Register::K1, T2, mask));
                 self.asm(Ok(masked(op3(div, hi(d), T2, b), Register::K1)));
             }
-            _ => unreachable!("only add, sub, mul and div are cached"),
+            FpOp::Sqrt => {
+                // dB / (2·√b) where dB ≠ 0 (√0 would make 0/0); a scalar
+                // form merges it into dA's lane 0.
+                let (sqrt, add, div) = (f.sqrt(), f.add(), f.div());
+                if f.scalar {
+                    self.asm(Ok(op3(sqrt, T2, T2, b)));
+                } else {
+                    self.asm(Instruction::with2(sqrt, T2, b));
+                }
+                self.asm(Ok(op3(add, T2, T2, T2)));
+                self.asm(Instruction::with3(ptestm, Register::K2, db, mask));
+                if f.scalar {
+                    self.asm(Ok(masked(op3(div, T2, db, T2), Register::K2)));
+                    self.asm(Ok(op3(f.merge(), hi(d), hi(d), T2)));
+                } else {
+                    self.asm(Ok(masked(op3(div, hi(d), db, T2), Register::K2)));
+                }
+            }
+            FpOp::Min | FpOp::Max => {
+                // The operand the instruction returns: a where a < b (min)
+                // or b < a (max), else b (ties and NaN: the second); dB
+                // merged into the lanes where it is b.
+                let cmp = f.pick(
+                    EVEX_Vcmppd_kr_k1_xmm_xmmm128b64_imm8,
+                    EVEX_Vcmpsd_kr_k1_xmm_xmmm64_imm8_sae,
+                    EVEX_Vcmpps_kr_k1_xmm_xmmm128b32_imm8,
+                    EVEX_Vcmpss_kr_k1_xmm_xmmm32_imm8_sae,
+                );
+                let (x, y) = if op == FpOp::Min { (av, b) } else { (b, av) };
+                self.asm(Instruction::with4(cmp, Register::K1, x, y, 1u32)); // LT_OS
+                self.asm(Instruction::with2(
+                    VEX_Knotw_kr_kr,
+                    Register::K2,
+                    Register::K1,
+                ));
+                let mut i = if f.scalar {
+                    op3(f.merge(), hi(d), hi(d), db)
+                } else {
+                    let copy = if f.double {
+                        EVEX_Vmovapd_xmm_k1z_xmmm128
+                    } else {
+                        EVEX_Vmovaps_xmm_k1z_xmmm128
+                    };
+                    Instruction::with2(copy, hi(d), db).expect("EVEX move encodes")
+                };
+                i.set_op_mask(Register::K2);
+                self.asm(Ok(i));
+            }
+            _ => unreachable!("only add, sub, mul, div, sqrt, min and max are cached"),
         }
         rare
     }
@@ -681,6 +729,23 @@ impl ArithForm {
             EVEX_Vmulps_xmm_k1z_xmm_xmmm128b32,
             EVEX_Vmulss_xmm_k1z_xmm_xmmm32_er,
         )
+    }
+    fn sqrt(self) -> Code {
+        use Code::*;
+        self.pick(
+            EVEX_Vsqrtpd_xmm_k1z_xmmm128b64,
+            EVEX_Vsqrtsd_xmm_k1z_xmm_xmmm64_er,
+            EVEX_Vsqrtps_xmm_k1z_xmmm128b32,
+            EVEX_Vsqrtss_xmm_k1z_xmm_xmmm32_er,
+        )
+    }
+    /// The scalar merge `x = (low lane of z, rest of y)`.
+    fn merge(self) -> Code {
+        if self.double {
+            Code::EVEX_Vmovsd_xmm_k1z_xmm_xmm
+        } else {
+            Code::EVEX_Vmovss_xmm_k1z_xmm_xmm
+        }
     }
     fn div(self) -> Code {
         use Code::*;
@@ -791,7 +856,10 @@ fn cacheable(a: &DotArithmetic) -> bool {
     let small = |r: Register| (r.number() as u32) < CACHED;
     !a.vex
         && a.width == 16
-        && matches!(a.op, FpOp::Add | FpOp::Sub | FpOp::Mul | FpOp::Div)
+        && matches!(
+            a.op,
+            FpOp::Add | FpOp::Sub | FpOp::Mul | FpOp::Div | FpOp::Sqrt | FpOp::Min | FpOp::Max
+        )
         && a.dst == a.src1
         && small(a.dst)
         && a.src.is_none_or(small)

@@ -83,6 +83,25 @@ static __attribute__((noinline)) float floats(float x)
     return b + lanes[0] + lanes[1] + lanes[2] + lanes[3];
 }
 
+/* Square roots, minima and maxima, scalar and packed: d/dx of
+ * sqrt(x² + 1) + min(x, 2) + max(x², 3x) + sqrt(4x) + min(x, x²)
+ * (packed lanes: min(x, 2x) = x, max(x, 2x) = 2x for x > 0). */
+static __attribute__((noinline)) double roots_and_bounds(double x)
+{
+    __m128d v = _mm_set_sd(x);
+    __m128d s = _mm_sqrt_sd(v, _mm_add_sd(_mm_mul_sd(v, v), _mm_set_sd(1.0)));
+    __m128d lo = _mm_min_sd(v, _mm_set_sd(2.0));
+    __m128d hi = _mm_max_sd(_mm_mul_sd(v, v), _mm_mul_sd(v, _mm_set_sd(3.0)));
+    __m128d p = _mm_set_pd(2.0 * x, x);
+    __m128d q = _mm_set_pd(x, 2.0 * x);
+    __m128d r = _mm_add_pd(_mm_min_pd(p, q), _mm_max_pd(p, q)); /* 3x, 3x */
+    __m128d t = _mm_sqrt_pd(_mm_mul_pd(r, _mm_set1_pd(4.0 / 3.0))); /* sqrt(4x) */
+    double lanes[2];
+    _mm_storeu_pd(lanes, t);
+    return _mm_cvtsd_f64(s) + _mm_cvtsd_f64(lo) + _mm_cvtsd_f64(hi) + lanes[0]
+        + _mm_cvtsd_f64(_mm_min_sd(_mm_set_sd(lanes[1] * 0.0 + x), _mm_mul_sd(v, v)));
+}
+
 /* Zero tangents and infinities: a term whose tangent is ±0 is left out
  * rather than multiplied, so ∞·0 makes no NaN tangent. */
 static __attribute__((noinline)) double infinities(double x, volatile double *inf)
@@ -182,6 +201,7 @@ int main(int argc, char **argv)
 
     out("scalar_chain", scalar_chain(x));
     out("packed", packed(x));
+    out("roots_and_bounds", roots_and_bounds(x));
     outf("floats", floats(xf));
     volatile double inf = INFINITY;
     out("infinities", infinities(x, &inf));
