@@ -57,6 +57,14 @@ pub fn vector_bytes() -> usize {
     }
 }
 
+/// Whether the CPU runs EVEX code on xmm registers (AVX512F and AVX512VL):
+/// dot mode's tangent cache needs both, beside the state of
+/// [`vector_bytes`] (a CPU with AVX-512 state but without VL has none).
+pub fn has_avx512vl() -> bool {
+    std::arch::is_x86_feature_detected!("avx512f")
+        && std::arch::is_x86_feature_detected!("avx512vl")
+}
+
 /// The state components the runtime's entry saves and its exit restores
 /// (`xsave`/`xrstor` mask, intersected with XCR0 by the CPU): x87, SSE,
 /// AVX, MPX, AVX-512 and PKRU, everything the runtime or a guest signal

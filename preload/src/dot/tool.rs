@@ -32,7 +32,7 @@ impl Tool for DotTool {
     }
 
     fn caches_tangents(&self) -> bool {
-        crate::init::config().tangent_cache
+        crate::init::config().tangent_cache && crate::cpu::has_avx512vl()
     }
 
     fn instruction(&self, ctx: &mut ThreadCtx, insn: &Instruction) -> After {
