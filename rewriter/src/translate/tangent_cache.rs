@@ -80,13 +80,15 @@ pub(super) fn not_legacy_code(insn: &Instruction) -> bool {
         || (0..insn.op_count()).any(|i| insn.op_register(i).is_k())
 }
 
+/// The file offset where guest xmm `n`'s shadow starts.
+fn file_start(n: u32) -> u32 {
+    RegFile::vec_offset(n as usize, 0) as u32
+}
+
 /// The vector register whose shadow starts at file offset `off`, if `off`
 /// is the start of a cached one.
 fn cached_register_at(off: u32) -> Option<u32> {
-    let base = RegFile::vec_offset(0, 0) as u32;
-    let stride = RegFile::vec_offset(1, 0) as u32 - base;
-    let rel = off.checked_sub(base)?;
-    (rel % stride == 0 && rel / stride < CACHED).then_some(rel / stride)
+    (0..CACHED).find(|&n| file_start(n) == off)
 }
 
 /// Sets a `{k}{z}` mask on `i`.
@@ -121,10 +123,8 @@ impl Translator<'_> {
                 // A register whose cached 16 bytes are all cleared
                 // (`xorpd x, x`) gets a zero entry, as the file will;
                 // partly cleared ones are written back and dropped.
-                let base = RegFile::vec_offset(0, 0) as u32;
-                let stride = RegFile::vec_offset(1, 0) as u32 - base;
                 for n in 0..CACHED {
-                    let start = base + n * stride;
+                    let start = file_start(n);
                     let mut covered = 0u32;
                     for &(off, len) in clears {
                         for byte in off..off + u32::from(len) {
@@ -192,10 +192,8 @@ impl Translator<'_> {
     /// The cached registers whose first 16 shadow bytes overlap file bytes
     /// `off..off + len`.
     fn cached_overlapping(off: u32, len: u32) -> impl Iterator<Item = u32> {
-        let base = RegFile::vec_offset(0, 0) as u32;
-        let stride = RegFile::vec_offset(1, 0) as u32 - base;
-        (0..CACHED).filter(move |n| {
-            let start = base + n * stride;
+        (0..CACHED).filter(move |&n| {
+            let start = file_start(n);
             off < start + 16 && off + len > start
         })
     }
@@ -260,7 +258,7 @@ impl Translator<'_> {
 
     /// The file's bytes of guest xmm `n`'s shadow.
     fn file(&self, n: u32) -> MemoryOperand {
-        gs_operand(self.layout.shadow_regs + RegFile::vec_offset(n as usize, 0) as u32)
+        gs_operand(self.layout.shadow_regs + file_start(n))
     }
 
     /// Loads guest xmm `n`'s tangent (16 bytes) into its register unless it
