@@ -49,10 +49,11 @@ pub struct ContextLayout {
     pub spill_tmp: u32,
     /// A 16-byte scratch area for vector lanes.
     pub lane_tmp: u32,
-    /// Two 16-byte-aligned constants: every bit but the sign of each
+    /// Three 16-byte-aligned constants: every bit but the sign of each
     /// double lane (`0x7fff…` twice), then of each float lane
     /// (`0x7fff_ffff` four times) — `ptest` against them tells whether a
-    /// value is ±0.
+    /// value is ±0 — then 16 zero bytes (what dot mode's tangent cache
+    /// compares tangents with).
     pub abs_masks: u32,
     /// A 64-byte, 64-byte-aligned slot where inline code saves a vector
     /// register it borrows as a temporary.

@@ -9,7 +9,7 @@
 //! mulsd  xmm2, xmm3     vmulsd xmm30, xmm18, xmm3      ; dA·b
 //!                       vmulsd xmm29, xmm19, xmm2      ; dB·a
 //!                       vaddsd xmm29, xmm30, xmm29
-//!                       vucomisd xmm29, xmm31 ; je →   ; ±0 or NaN: masked
+//!                       vucomisd xmm29, [zero]; je →   ; ±0 or NaN: masked
 //!                       vmovapd xmm18, xmm29           ;   code, out of line
 //! ```
 //!
@@ -103,6 +103,22 @@ impl Translator<'_> {
     /// the instruction's tangent code, else the plan for the ordinary
     /// emitters, after dropping the entries their code may make stale.
     pub(super) fn cached_plan(
+        &mut self,
+        insn: &Instruction,
+        plan: Plan,
+    ) -> Result<Option<Plan>, TranslateError> {
+        let dirty = self.dirty;
+        let plan = self.cached_plan_inner(insn, plan)?;
+        if plan.is_some() && self.dirty != dirty {
+            // Written back for the ordinary code, which may change the
+            // file next (the runtime's rule, a clear): from here on a
+            // fault in the instruction must not write those back again.
+            self.mark_tangents(insn);
+        }
+        Ok(plan)
+    }
+
+    fn cached_plan_inner(
         &mut self,
         insn: &Instruction,
         plan: Plan,
@@ -485,12 +501,12 @@ impl Translator<'_> {
 
     /// The common path of a scalar `add`, `sub` or `mul` with free flags,
     /// without mask registers; returns the `je`s to the masked code.
-    /// `add`/`sub`: both tangents nonzero (`vucomisd` against zero: ±0 and
-    /// NaN leave), then the sum. `mul`: both products unmasked, kept where
-    /// their sum is neither ±0 nor NaN — there it equals the masked sum
-    /// bit for bit (a product with a ±0 tangent is ±0, and x + ±0 = x for
-    /// x ≠ 0); a ±0 or NaN sum leaves for the masked code, which gets the
-    /// sign of a zero and `∞·0` right.
+    /// `add`/`sub`: both tangents nonzero (`vucomisd` against the
+    /// context's zero constant: ±0 and NaN leave), then the sum. `mul`:
+    /// both products unmasked, kept where their sum is neither ±0 nor
+    /// NaN — there it equals the masked sum bit for bit (a product with a
+    /// ±0 tangent is ±0, and x + ±0 = x for x ≠ 0); a ±0 or NaN sum leaves
+    /// for the masked code, which gets the sign of a zero and `∞·0` right.
     fn plain_scalar(&mut self, f: ArithForm, op: FpOp, o: Operands) -> Vec<usize> {
         use Code::*;
         let ucomi = if f.double {
@@ -501,13 +517,12 @@ impl Translator<'_> {
         let op3 = |code: Code, x: Register, y: Register, z: Register| {
             Instruction::with3(code, x, y, z).expect("EVEX arithmetic on registers encodes")
         };
-        // T2 = 0 (a zeroing idiom).
-        self.asm(Ok(op3(EVEX_Vpxord_xmm_k1z_xmm_xmmm128b32, T2, T2, T2)));
+        let zero = gs_operand(self.layout.abs_masks + 32);
         let mut out = Vec::new();
         match op {
             FpOp::Add | FpOp::Sub => {
                 for t in [hi(o.d), o.db] {
-                    self.asm(Instruction::with2(ucomi, t, T2));
+                    self.asm(Instruction::with2(ucomi, t, zero));
                     out.push(self.e.jcc_rel32_placeholder(0x4)); // je: ±0 or NaN
                 }
                 let code = if op == FpOp::Add {
@@ -535,7 +550,7 @@ impl Translator<'_> {
                 self.asm(Ok(op3(mul, T1, hi(o.d), o.b)));
                 self.asm(Ok(op3(mul, T0, o.db, o.a)));
                 self.asm(Ok(op3(add, T0, T1, T0)));
-                self.asm(Instruction::with2(ucomi, T0, T2));
+                self.asm(Instruction::with2(ucomi, T0, zero));
                 out.push(self.e.jcc_rel32_placeholder(0x4)); // je: ±0 or NaN
                 self.asm(Instruction::with2(
                     EVEX_Vmovapd_xmm_k1z_xmmm128,
