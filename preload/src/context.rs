@@ -269,7 +269,7 @@ pub struct VecTmp(pub [u8; 64]);
 /// 16-byte aligned for legacy SSE's `ptest` with a memory operand.
 #[repr(C, align(16))]
 #[derive(Clone, Copy)]
-pub struct AbsMasks([u64; 6]);
+pub struct AbsMasks([u64; 4]);
 
 impl AbsMasks {
     const VALUE: AbsMasks = AbsMasks([
@@ -277,8 +277,6 @@ impl AbsMasks {
         0x7fff_ffff_ffff_ffff,
         0x7fff_ffff_7fff_ffff,
         0x7fff_ffff_7fff_ffff,
-        0,
-        0,
     ]);
 }
 

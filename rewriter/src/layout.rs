@@ -49,11 +49,10 @@ pub struct ContextLayout {
     pub spill_tmp: u32,
     /// A 16-byte scratch area for vector lanes.
     pub lane_tmp: u32,
-    /// Three 16-byte-aligned constants: every bit but the sign of each
+    /// Two 16-byte-aligned constants: every bit but the sign of each
     /// double lane (`0x7fff…` twice), then of each float lane
     /// (`0x7fff_ffff` four times) — `ptest` against them tells whether a
-    /// value is ±0 — then 16 zero bytes (what dot mode's tangent cache
-    /// compares tangents with).
+    /// value is ±0.
     pub abs_masks: u32,
     /// A 64-byte, 64-byte-aligned slot where inline code saves a vector
     /// register it borrows as a temporary.

@@ -9,7 +9,7 @@
 //! mulsd  xmm2, xmm3     vmulsd xmm30, xmm18, xmm3      ; dA·b
 //!                       vmulsd xmm29, xmm19, xmm2      ; dB·a
 //!                       vaddsd xmm29, xmm30, xmm29
-//!                       vucomisd xmm29, [zero]; je →   ; ±0 or NaN: masked
+//!                       vucomisd xmm29, xmm31 ; je →   ; ±0 or NaN: masked
 //!                       vmovapd xmm18, xmm29           ;   code, out of line
 //! ```
 //!
@@ -501,8 +501,8 @@ impl Translator<'_> {
 
     /// The common path of a scalar `add`, `sub` or `mul` with free flags,
     /// without mask registers; returns the `je`s to the masked code.
-    /// `add`/`sub`: both tangents nonzero (`vucomisd` against the
-    /// context's zero constant: ±0 and NaN leave), then the sum. `mul`:
+    /// `add`/`sub`: both tangents nonzero (`vucomisd` against zero: ±0 and
+    /// NaN leave), then the sum. `mul`:
     /// both products unmasked, kept where their sum is neither ±0 nor
     /// NaN — there it equals the masked sum bit for bit (a product with a
     /// ±0 tangent is ±0, and x + ±0 = x for x ≠ 0); a ±0 or NaN sum leaves
@@ -517,12 +517,19 @@ impl Translator<'_> {
         let op3 = |code: Code, x: Register, y: Register, z: Register| {
             Instruction::with3(code, x, y, z).expect("EVEX arithmetic on registers encodes")
         };
-        let zero = gs_operand(self.layout.abs_masks + 32);
+        // T2 = 0, a zeroing idiom (`vucomisd` against a zero constant in
+        // the context measured 7 % slower on Burgers).
+        self.asm(Ok(op3(
+            Code::EVEX_Vpxord_xmm_k1z_xmm_xmmm128b32,
+            T2,
+            T2,
+            T2,
+        )));
         let mut out = Vec::new();
         match op {
             FpOp::Add | FpOp::Sub => {
                 for t in [hi(o.d), o.db] {
-                    self.asm(Instruction::with2(ucomi, t, zero));
+                    self.asm(Instruction::with2(ucomi, t, T2));
                     out.push(self.e.jcc_rel32_placeholder(0x4)); // je: ±0 or NaN
                 }
                 let code = if op == FpOp::Add {
@@ -550,7 +557,7 @@ impl Translator<'_> {
                 self.asm(Ok(op3(mul, T1, hi(o.d), o.b)));
                 self.asm(Ok(op3(mul, T0, o.db, o.a)));
                 self.asm(Ok(op3(add, T0, T1, T0)));
-                self.asm(Instruction::with2(ucomi, T0, zero));
+                self.asm(Instruction::with2(ucomi, T0, T2));
                 out.push(self.e.jcc_rel32_placeholder(0x4)); // je: ±0 or NaN
                 self.asm(Instruction::with2(
                     EVEX_Vmovapd_xmm_k1z_xmmm128,
