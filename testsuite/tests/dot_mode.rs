@@ -374,7 +374,9 @@ fn tangent_cache_gives_the_shadow_files_tangents() {
         // a division whose instruction a signal interrupts may have its
         // tangent from the runtime's rule (dA·(1/b) + dB·(−a/b/b)), which
         // rounds differently from the inline code's ((dA − (a/b)·dB)/b),
-        // with or without the cache (seen with the library from before it).
+        // with or without the cache (seen with the library from before it);
+        // each interrupt may move the result by an ulp (2e-14 seen on a
+        // busy machine).
         let timed = |l: &String| l.split_whitespace().nth(1) == Some("under_signals");
         let strip =
             |v: &[String]| -> Vec<String> { v.iter().filter(|l| !timed(l)).cloned().collect() };
@@ -385,7 +387,7 @@ fn tangent_cache_gives_the_shadow_files_tangents() {
         );
         let (a, b) = (of(&with, "under_signals"), of(&without, "under_signals"));
         assert!(
-            close(a, b, 1e-14),
+            close(a, b, 1e-11),
             "{opt:?}: under_signals: {a:e} with the cache, {b:e} without"
         );
         let mut y = 1.0f64;
