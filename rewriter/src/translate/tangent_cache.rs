@@ -365,7 +365,14 @@ impl Translator<'_> {
                 self.shadow_address_in_rax(insn)?;
                 let at = MemoryOperand::with_base(Register::RAX);
                 match len {
-                    16 => self.load16(hi(d), at),
+                    // One load: shadow memory is rarely written 8 bytes at a
+                    // time just before a 16-byte load of it (unlike the
+                    // file), and two loads and a merge cost a shuffle.
+                    16 => self.asm(Instruction::with2(
+                        EVEX_Vmovdqu64_xmm_k1z_xmmm128,
+                        hi(d),
+                        at,
+                    )),
                     8 => self.asm(Instruction::with2(EVEX_Vmovsd_xmm_k1z_m64, hi(d), at)),
                     _ => self.asm(Instruction::with2(EVEX_Vmovss_xmm_k1z_m32, hi(d), at)),
                 }
