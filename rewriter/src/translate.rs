@@ -2464,8 +2464,14 @@ impl<'a> Translator<'a> {
     /// and comes back right after its record, where the instruction
     /// follows. The record is followed by the address of the decoded
     /// instruction (an [`InstrumentRecord`]), so the runtime neither reads
-    /// nor decodes guest code again. Both ends are boundaries of the same
-    /// guest instruction.
+    /// nor decodes guest code again. Where it comes back is *inside* the
+    /// instruction, not a boundary: the AD semantics are applied there and
+    /// the instruction not yet run, and the inline code's fast path reaches
+    /// the same place the same way. A signal delivered there would run the
+    /// instruction again from its start after the handler, AD code
+    /// included, applying it twice (a tangent added again, a block
+    /// recorded over the result's own index): it is delivered at the next
+    /// boundary instead.
     fn instrument_call(&mut self, insn: &Instruction) {
         let resume = core::mem::size_of::<InstrumentRecord>() as i32;
         self.stub_and_record(insn.ip(), ExitKind::Instrument, resume);
@@ -2473,7 +2479,7 @@ impl<'a> Translator<'a> {
         let decoded: &'static Instruction = Box::leak(Box::new(*insn));
         self.e
             .bytes(&(decoded as *const Instruction as u64).to_le_bytes());
-        self.map(insn.ip(), 0);
+        self.inside(insn.ip(), 0, 0);
     }
 
     /// Copies a guest instruction, re-encoding it at the cache address when

@@ -1054,3 +1054,23 @@ pub(crate) fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
         "(no message)".to_owned()
     }
 }
+
+/// A C99 hexadecimal float as printf's `%a` writes it.
+pub fn parse_hex_float(s: &str) -> f64 {
+    let (neg, s) = s.strip_prefix('-').map_or((false, s), |r| (true, r));
+    let s = s.strip_prefix("0x").expect("0x prefix");
+    let (mantissa, exp) = s.split_once('p').expect("binary exponent");
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let mut v = u64::from_str_radix(int, 16).expect("hex digits") as f64;
+    let mut scale = 1.0 / 16.0;
+    for c in frac.chars() {
+        v += f64::from(c.to_digit(16).expect("hex digit")) * scale;
+        scale /= 16.0;
+    }
+    let v = v * 2f64.powi(exp.parse().expect("exponent"));
+    if neg {
+        -v
+    } else {
+        v
+    }
+}
