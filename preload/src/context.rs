@@ -196,7 +196,9 @@ pub struct ThreadCtx {
     pub pending: [PendingSignal; PENDING_MAX],
     /// Number of valid entries in `pending`.
     pub pending_len: u32,
-    /// Set while single-stepping out of inserted code towards a boundary.
+    /// Nonzero while single-stepping out of inserted code towards a
+    /// boundary (bit 0; bit 1: the instruction being stepped is a `pushf`,
+    /// `signals::note_pushf`).
     pub stepping: u32,
     /// Counters for `DGAD_STATS`.
     pub ibl_misses: u64,

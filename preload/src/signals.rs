@@ -616,9 +616,13 @@ extern "C" fn host_handler(sig: i32, info: *mut libc::siginfo_t, ucv: *mut libc:
     }
     let stepping_trap = sig == libc::SIGTRAP && ctx.stepping != 0 && info.si_code == 2; // TRAP_TRACE
     if stepping_trap {
+        if ctx.stepping & STEPPED_PUSHF != 0 {
+            clear_pushed_trap_flag(uc);
+            ctx.stepping &= !STEPPED_PUSHF;
+        }
         match locate(pc) {
             Some((gpc, true, at)) => redirect(ctx, uc, gpc, at),
-            Some(_) => {}
+            Some(_) => note_pushf(ctx, pc),
             // Still leaving the runtime towards the block (see
             // `step_to_boundary`): keep stepping.
             None if crate::entry::in_resume(pc) => {}
@@ -651,8 +655,9 @@ extern "C" fn host_handler(sig: i32, info: *mut libc::siginfo_t, ucv: *mut libc:
         }
         Some(_) => {
             queue(ctx, sig, info, None);
-            ctx.stepping = 1;
+            ctx.stepping = STEPPING;
             uc.uc_mcontext.gregs[libc::REG_EFL as usize] |= TF as i64;
+            note_pushf(ctx, pc);
         }
         None if fault && !cache::in_cache(pc) => {
             crate::dgad_eprintln!(
@@ -1017,8 +1022,44 @@ struct GuestFrame {
 /// its `SIGALRM`.
 pub fn step_to_boundary(ctx: &mut ThreadCtx) {
     if pending_len(ctx) > 0 {
-        ctx.stepping = 1;
+        ctx.stepping = STEPPING;
         ctx.regs.rflags |= TF;
+    }
+}
+
+/// [`ThreadCtx::stepping`]: single-stepping towards a boundary.
+const STEPPING: u32 = 1;
+/// [`ThreadCtx::stepping`]: the instruction being stepped pushes the
+/// flags (`pushf`), with the trap flag the stepping set in them.
+const STEPPED_PUSHF: u32 = 2;
+
+/// Stepping is about to run the instruction at `pc` (cache code): if it
+/// is a `pushf`, the next trap takes the trap flag out of what it pushed,
+/// so that the guest never sees it (a later `popf` would set it again, and
+/// the thread die of `SIGTRAP`). Signal context.
+fn note_pushf(ctx: &mut ThreadCtx, pc: u64) {
+    let mut at = pc;
+    // SAFETY: `pc` is in cache code (located in a block), which stays
+    // mapped and readable; an instruction's prefixes and opcode lie
+    // within its block.
+    let byte = |a: u64| unsafe { core::ptr::read_volatile(a as *const u8) };
+    while matches!(byte(at), 0x66 | 0x40..=0x4f) && at - pc < 4 {
+        at += 1;
+    }
+    if byte(at) == 0x9c {
+        ctx.stepping |= STEPPED_PUSHF;
+    }
+}
+
+/// The trap after a stepped `pushf`: clears the trap flag (bit 8) in the
+/// flags it pushed, at the interrupted `rsp`. Signal context.
+fn clear_pushed_trap_flag(uc: &libc::ucontext_t) {
+    let rsp = uc.uc_mcontext.gregs[libc::REG_RSP as usize] as u64;
+    // SAFETY: the guest's `pushf` just wrote its flags (2 or 8 bytes) at
+    // `rsp`, so the byte holding bit 8 is mapped and writable.
+    unsafe {
+        let p = (rsp + 1) as *mut u8;
+        core::ptr::write_volatile(p, core::ptr::read_volatile(p) & !1);
     }
 }
 
