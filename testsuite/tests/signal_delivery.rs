@@ -53,6 +53,7 @@ fn a_timer_does_not_change_the_derivatives() {
             "the timer never fired natively: {native:?}"
         );
         let scratch = ScratchDir::new(&format!("timer-loop-{opt:?}"));
+        let mut tangents: Option<String> = None;
         // Each run is a new draw of where the signals land.
         for run in 0..3 {
             let dir = scratch.path().join(format!("grad-{run}"));
@@ -72,19 +73,34 @@ fn a_timer_does_not_change_the_derivatives() {
                 close(got, want),
                 "{opt:?}, run {run}: gradient {got:e}, analytic {want:e}"
             );
-            let out = run_under_dgad(&inv, None, &[("DGAD_MODE", "dot")]);
-            assert!(out.status.success(), "{out:?}");
-            assert_eq!(out.stdout, native.stdout, "{opt:?}: stdout as natively");
-            let stderr = String::from_utf8_lossy(&out.stderr);
-            let hex = stderr
-                .lines()
-                .find_map(|l| l.strip_prefix("dot "))
-                .unwrap_or_else(|| panic!("no tangent printed: {stderr}"));
-            let got = parse_hex_float(hex.trim());
-            assert!(
-                close(got, want),
-                "{opt:?}, run {run}: tangent {got:e}, analytic {want:e}"
-            );
+            // Dot mode, with and without the tangent cache (decision 46):
+            // the same bits in every run, where the signals fall.
+            for cache in ["1", "0"] {
+                let out = run_under_dgad(
+                    &inv,
+                    None,
+                    &[("DGAD_MODE", "dot"), ("DGAD_TANGENT_CACHE", cache)],
+                );
+                assert!(out.status.success(), "{out:?}");
+                assert_eq!(out.stdout, native.stdout, "{opt:?}: stdout as natively");
+                let stderr = String::from_utf8_lossy(&out.stderr);
+                let hex = stderr
+                    .lines()
+                    .find_map(|l| l.strip_prefix("dot "))
+                    .unwrap_or_else(|| panic!("no tangent printed: {stderr}"))
+                    .trim()
+                    .to_string();
+                let got = parse_hex_float(&hex);
+                assert!(
+                    close(got, want),
+                    "{opt:?}, run {run}, cache {cache}: tangent {got:e}, analytic {want:e}"
+                );
+                let first = tangents.get_or_insert_with(|| hex.clone());
+                assert_eq!(
+                    *first, hex,
+                    "{opt:?}: the tangent's bits moved between runs"
+                );
+            }
         }
     }
 }

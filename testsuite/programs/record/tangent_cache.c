@@ -4,9 +4,9 @@
  * does: register and memory operands, scalar and packed, double and
  * float, zero and -0 tangents against infinities, exactly one passive
  * operand (a rounding shifter's size among them), registers beyond the
- * cached ones (xmm13-xmm15, by inline assembly), a fault in the middle
- * of a block whose handler lets the load run again, and a timer signal
- * whose handler computes while the main code is inside its blocks.
+ * cached ones (xmm13-xmm15, by inline assembly), and a fault in the
+ * middle of a block whose handler lets the load run again (a timer's
+ * signals: `timer_loop.c`).
  *
  * Built without -mavx (legacy SSE encodings). Prints each kernel's value
  * on stdout and "dot NAME TANGENT" on stderr (%a: every bit).
@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/time.h>
 #include <unistd.h>
 #include <valgrind/derivgrind.h>
 
@@ -167,27 +166,6 @@ static __attribute__((noinline)) double fault_in_block(double x)
     return (a + b) * c + a / c;
 }
 
-/* A timer whose handler computes with the same registers while the main
- * loop is inside its blocks. */
-static volatile double handler_acc;
-static volatile double handler_in = 0.5;
-static void on_alarm(int sig)
-{
-    (void)sig;
-    double t = handler_in;
-    for (int i = 0; i < 20; i++)
-        t = t * 1.0001 + handler_in / (t + 1.0);
-    handler_acc += t;
-}
-
-static __attribute__((noinline)) double under_signals(double x, int n)
-{
-    double y = 1.0;
-    for (int i = 0; i < n; i++)
-        y = (y * x + 0.5) / (1.0 + y * 1e-6);
-    return y;
-}
-
 int main(int argc, char **argv)
 {
     if (argc < 2)
@@ -221,13 +199,5 @@ int main(int argc, char **argv)
     sigaction(SIGSEGV, &sa, NULL);
     out("fault_in_block", fault_in_block(x));
 
-    signal(SIGALRM, on_alarm);
-    struct itimerval it = {{0, 100}, {0, 100}};
-    setitimer(ITIMER_REAL, &it, NULL);
-    double y = under_signals(x, 2000000);
-    struct itimerval off = {{0, 0}, {0, 0}};
-    setitimer(ITIMER_REAL, &off, NULL);
-    out("under_signals", y);
-    printf("handler ran: %s\n", handler_acc > 0.0 ? "yes" : "no");
     return 0;
 }
