@@ -846,9 +846,7 @@ impl<'a> Translator<'a> {
                 self.e.load_gs(Gpr::RAX, l.spill_rax);
             }
             Plan::LoadShadow { dst, size, extend } => {
-                self.spilled(insn, SPILLS_RAX);
-                self.e.store_gs(l.spill_rax, Gpr::RAX);
-                self.shadow_address_in_rax(insn)?;
+                self.shadow_address_in_spilled_rax(insn)?;
                 self.e.load_rax_from_rax(size);
                 self.e
                     .store_gs_rax_sized(sr + dst, if extend { 8 } else { size });
@@ -905,9 +903,7 @@ impl<'a> Translator<'a> {
                 self.e.load_gs(Gpr::RAX, l.spill_rax);
             }
             Plan::ZeroShadow { size } => {
-                self.spilled(insn, SPILLS_RAX);
-                self.e.store_gs(l.spill_rax, Gpr::RAX);
-                self.shadow_address_in_rax(insn)?;
+                self.shadow_address_in_spilled_rax(insn)?;
                 self.e.zero_at_rax(size);
                 self.e.load_gs(Gpr::RAX, l.spill_rax);
             }
@@ -973,9 +969,7 @@ impl<'a> Translator<'a> {
                 }
                 let mut to_runtime_rax = Vec::new();
                 if let Some(m) = memory {
-                    self.spilled(insn, SPILLS_RAX);
-                    self.e.store_gs(l.spill_rax, Gpr::RAX);
-                    self.shadow_address_in_rax(insn)?;
+                    self.shadow_address_in_spilled_rax(insn)?;
                     let piece = m.bytes.min(8);
                     if m.read {
                         for k in (0..m.bytes).step_by(8) {
@@ -2254,9 +2248,7 @@ impl<'a> Translator<'a> {
         };
         let memory = matches!(src, MoveSide::Memory) || matches!(dst, MoveSide::Memory);
         if memory {
-            self.spilled(insn, SPILLS_RAX);
-            self.e.store_gs(l.spill_rax, Gpr::RAX);
-            self.shadow_address_in_rax(insn)?;
+            self.shadow_address_in_spilled_rax(insn)?;
         }
         let at_rax = MemoryOperand::with_base(Register::RAX);
         self.asm(Instruction::with2(
@@ -2348,9 +2340,7 @@ impl<'a> Translator<'a> {
         let sr = l.shadow_regs;
         let memory = matches!(src, MoveSide::Memory) || matches!(dst, MoveSide::Memory);
         if memory {
-            self.spilled(insn, SPILLS_RAX);
-            self.e.store_gs(l.spill_rax, Gpr::RAX);
-            self.shadow_address_in_rax(insn)?;
+            self.shadow_address_in_spilled_rax(insn)?;
         }
         let operand = |side: MoveSide| match side {
             MoveSide::Register(off) => gs_operand(sr + off),
@@ -2434,6 +2424,15 @@ impl<'a> Translator<'a> {
         if let Some(e) = self.insn_map.last_mut().filter(|e| e.guest_pc == insn.ip()) {
             e.spills |= regs;
         }
+    }
+
+    /// [`Self::shadow_address_in_rax`] after saving the guest's `rax` in
+    /// its slot (the instruction's map entry says so); the caller loads it
+    /// back.
+    fn shadow_address_in_spilled_rax(&mut self, insn: &Instruction) -> Result<(), TranslateError> {
+        self.spilled(insn, SPILLS_RAX);
+        self.e.store_gs(self.layout.spill_rax, Gpr::RAX);
+        self.shadow_address_in_rax(insn)
     }
 
     /// `rax` = the shadow address of `insn`'s memory operand: `lea rax,

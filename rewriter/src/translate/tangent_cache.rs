@@ -360,9 +360,7 @@ impl Translator<'_> {
                 if !matches!(len, 4 | 8 | 16) || u32::from(len) + u32::from(zero) != 16 {
                     return Ok(false);
                 }
-                self.spilled(insn, SPILLS_RAX);
-                self.e.store_gs(l.spill_rax, Gpr::RAX);
-                self.shadow_address_in_rax(insn)?;
+                self.shadow_address_in_spilled_rax(insn)?;
                 let at = MemoryOperand::with_base(Register::RAX);
                 match len {
                     // One load: shadow memory is rarely written 8 bytes at a
@@ -390,9 +388,7 @@ impl Translator<'_> {
                     _ => return Ok(false),
                 };
                 self.ensure(s);
-                self.spilled(insn, SPILLS_RAX);
-                self.e.store_gs(l.spill_rax, Gpr::RAX);
-                self.shadow_address_in_rax(insn)?;
+                self.shadow_address_in_spilled_rax(insn)?;
                 self.asm(Instruction::with2(
                     code,
                     MemoryOperand::with_base(Register::RAX),
