@@ -146,6 +146,8 @@ pub struct ThreadCtx {
     pub enter_exit: u64,
     /// Address of `dgad_enter_ibl_miss`.
     pub enter_ibl_miss: u64,
+    /// Address of `dgad_enter_request` (a client request's exit).
+    pub enter_request: u64,
     /// The exit record of the stub that entered the runtime.
     pub exit_record: u64,
     /// One of [`reason`].
@@ -242,6 +244,12 @@ pub struct ThreadCtx {
     pub frame_shadows_len: u32,
     /// Extended state (x87, SSE, AVX, AVX-512) of the guest.
     pub xsave: XsaveArea,
+    /// The guest's xmm0–15 (low 128 bits each) while a client request is
+    /// answered on the light path (`entry.rs`), which leaves the rest of
+    /// the extended state in the CPU.
+    pub light_xmm: [[u64; 2]; 16],
+    /// The guest's MXCSR on the light path.
+    pub light_mxcsr: u32,
     /// The indirect-branch lookup table, two-way set associative by the
     /// low 16 bits of the guest address. Way 0: the guest address whose
     /// translation `ibl_values` holds (the runtime's bookkeeping;
@@ -292,6 +300,7 @@ impl ThreadCtx {
         ibl_target: offset_of!(ThreadCtx, ibl_target) as u32,
         enter_exit: offset_of!(ThreadCtx, enter_exit) as u32,
         enter_ibl_miss: offset_of!(ThreadCtx, enter_ibl_miss) as u32,
+        enter_request: offset_of!(ThreadCtx, enter_request) as u32,
         ibl_values: offset_of!(ThreadCtx, ibl_values) as u32,
         ibl_hits: offset_of!(ThreadCtx, ibl_hits) as u32,
         shadow_regs: offset_of!(ThreadCtx, shadow) as u32,
@@ -322,6 +331,7 @@ impl ThreadCtx {
         ctx.guest_ss = NO_ALTSTACK;
         ctx.enter_exit = crate::entry::enter_exit_addr();
         ctx.enter_ibl_miss = crate::entry::enter_ibl_miss_addr();
+        ctx.enter_request = crate::entry::enter_request_addr();
         ctx.shadow_mask = shadowmem::XOR_MASK;
         ctx.abs_masks = AbsMasks::VALUE;
         ctx.init_ibl();

@@ -92,6 +92,30 @@ pub extern "C" fn dgad_dispatch(ctx: &mut ThreadCtx) {
     enter_guest_at(ctx, link_from);
 }
 
+/// A client request's light path (`entry.rs`, `dgad_enter_request`): the
+/// guest's general registers and flags are in `ctx.regs`, its extended
+/// state is still in the CPU but for xmm0–15 and MXCSR, put aside by the
+/// entry (`ctx.xsave` is stale). Answers the request if the tool can on
+/// this path ([`crate::tool::Tool::light_request`]), sets
+/// `ctx.resume_addr` after the exit record as the full path does and
+/// returns 0; else changes nothing and returns 1: the entry takes the full
+/// path, whose dispatch answers it.
+pub extern "C" fn dgad_light_request(ctx: &mut ThreadCtx) -> u32 {
+    let Some(code) = crate::guest_mem::read_u64(ctx.regs.gpr[reg::RAX]) else {
+        return 1;
+    };
+    let tool = crate::tool::tool();
+    if !tool.light_request(ctx, code) {
+        return 1;
+    }
+    let rec_addr = ctx.exit_record;
+    let rec = cache::exit_record(rec_addr);
+    ctx.regs.rip = rec.target;
+    tool.client_request(ctx);
+    continue_in_block(ctx, rec_addr, rec.patch);
+    0
+}
+
 /// Goes back into the block whose exit record is at `rec_addr`, at the
 /// code `patch` bytes from the record, without the lookup and delivery
 /// below: a signal that arrived meanwhile is delivered at the next

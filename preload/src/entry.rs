@@ -6,6 +6,9 @@
 //! - `dgad_enter_exit` / `dgad_enter_ibl_miss`: where exit stubs and the
 //!   indirect-branch probe jump; they save the guest state into the context,
 //!   switch to the runtime stack and call [`crate::dispatch::dgad_dispatch`].
+//! - `dgad_enter_request`: where a client request's exit stub jumps; it
+//!   answers most requests saving only what the runtime's Rust code uses
+//!   (the light path), the rest as `dgad_enter_exit` does.
 //! - `dgad_signal_entry`: where the signal handler redirects a thread that
 //!   was interrupted at a guest-instruction boundary.
 //! - `dgad_resume`: restores the guest state and jumps to `resume_addr`.
@@ -20,6 +23,27 @@ use core::arch::global_asm;
 use core::mem::offset_of;
 
 global_asm!(
+    // The guest's general registers (but rsp) and flags into the context.
+    ".macro dgad_save_gprs_and_flags",
+    "    mov qword ptr gs:[{GPR} + 0*8], rax",
+    "    mov qword ptr gs:[{GPR} + 1*8], rcx",
+    "    mov qword ptr gs:[{GPR} + 2*8], rdx",
+    "    mov qword ptr gs:[{GPR} + 3*8], rbx",
+    "    mov qword ptr gs:[{GPR} + 5*8], rbp",
+    "    mov qword ptr gs:[{GPR} + 6*8], rsi",
+    "    mov qword ptr gs:[{GPR} + 7*8], rdi",
+    "    mov qword ptr gs:[{GPR} + 8*8], r8",
+    "    mov qword ptr gs:[{GPR} + 9*8], r9",
+    "    mov qword ptr gs:[{GPR} + 10*8], r10",
+    "    mov qword ptr gs:[{GPR} + 11*8], r11",
+    "    mov qword ptr gs:[{GPR} + 12*8], r12",
+    "    mov qword ptr gs:[{GPR} + 13*8], r13",
+    "    mov qword ptr gs:[{GPR} + 14*8], r14",
+    "    mov qword ptr gs:[{GPR} + 15*8], r15",
+    "    pushfq",
+    "    pop qword ptr gs:[{RFLAGS}]",
+    ".endm",
+    "",
     ".globl dgad_takeover",
     ".type dgad_takeover,@function",
     "dgad_takeover:",
@@ -90,6 +114,77 @@ global_asm!(
     "    mov rax, qword ptr gs:[{SPILL_RAX}]",
     "    mov qword ptr gs:[{REASON}], {EXIT_STUB}",
     "    jmp dgad_save_and_dispatch",
+    "",
+    // A client request's exit (as `dgad_enter_exit`). The light path: the
+    // general registers and flags are saved as for every entry, but of the
+    // extended state only xmm0–15 and MXCSR, the registers this library's
+    // Rust code uses (it is built for baseline x86-64, whose SSE
+    // instructions leave the upper halves of the ymm and zmm registers
+    // alone); no `xsave`, `fninit` or `xrstor`, which are 60 % of a full
+    // entry. `dgad_light_request` answers the request if the tool can
+    // without touching anything else (`Tool::light_request`); else it
+    // changes nothing and the full path runs from where it would have
+    // (the registers it needs are in the context or back in the CPU). A
+    // guest with AC or TF set (the runtime's own code must not run with
+    // them) and a statically linked guest (its %fs base must be swapped)
+    // take the full path at once.
+    ".globl dgad_enter_request",
+    ".type dgad_enter_request,@function",
+    "dgad_enter_request:",
+    "    mov qword ptr gs:[{EXIT_RECORD}], rax",
+    "    mov rax, qword ptr gs:[{SPILL_RAX}]",
+    "    mov qword ptr gs:[{REASON}], {EXIT_STUB}",
+    "    mov qword ptr gs:[{GPR} + 4*8], rsp",
+    "    mov rsp, qword ptr gs:[{STACK}]",
+    "    dgad_save_gprs_and_flags",
+    "    test dword ptr gs:[{RFLAGS}], {AC_TF}",
+    "    jnz dgad_entry_flags_saved",
+    "    cmp byte ptr [rip + {STATIC_FS}], 0",
+    "    jne dgad_entry_flags_saved",
+    "    cld",
+    "    mov rbx, qword ptr gs:[0]",
+    "    stmxcsr dword ptr [rbx + {LIGHT_MXCSR}]",
+    "    movups xmmword ptr [rbx + {LIGHT_XMM} + 0*16], xmm0",
+    "    movups xmmword ptr [rbx + {LIGHT_XMM} + 1*16], xmm1",
+    "    movups xmmword ptr [rbx + {LIGHT_XMM} + 2*16], xmm2",
+    "    movups xmmword ptr [rbx + {LIGHT_XMM} + 3*16], xmm3",
+    "    movups xmmword ptr [rbx + {LIGHT_XMM} + 4*16], xmm4",
+    "    movups xmmword ptr [rbx + {LIGHT_XMM} + 5*16], xmm5",
+    "    movups xmmword ptr [rbx + {LIGHT_XMM} + 6*16], xmm6",
+    "    movups xmmword ptr [rbx + {LIGHT_XMM} + 7*16], xmm7",
+    "    movups xmmword ptr [rbx + {LIGHT_XMM} + 8*16], xmm8",
+    "    movups xmmword ptr [rbx + {LIGHT_XMM} + 9*16], xmm9",
+    "    movups xmmword ptr [rbx + {LIGHT_XMM} + 10*16], xmm10",
+    "    movups xmmword ptr [rbx + {LIGHT_XMM} + 11*16], xmm11",
+    "    movups xmmword ptr [rbx + {LIGHT_XMM} + 12*16], xmm12",
+    "    movups xmmword ptr [rbx + {LIGHT_XMM} + 13*16], xmm13",
+    "    movups xmmword ptr [rbx + {LIGHT_XMM} + 14*16], xmm14",
+    "    movups xmmword ptr [rbx + {LIGHT_XMM} + 15*16], xmm15",
+    "    ldmxcsr dword ptr [rip + {DEFAULT_MXCSR}]",
+    "    mov dword ptr [rbx + {IN_RUNTIME}], 1",
+    "    mov rdi, rbx",
+    "    call {light}",
+    "    movups xmm0, xmmword ptr [rbx + {LIGHT_XMM} + 0*16]",
+    "    movups xmm1, xmmword ptr [rbx + {LIGHT_XMM} + 1*16]",
+    "    movups xmm2, xmmword ptr [rbx + {LIGHT_XMM} + 2*16]",
+    "    movups xmm3, xmmword ptr [rbx + {LIGHT_XMM} + 3*16]",
+    "    movups xmm4, xmmword ptr [rbx + {LIGHT_XMM} + 4*16]",
+    "    movups xmm5, xmmword ptr [rbx + {LIGHT_XMM} + 5*16]",
+    "    movups xmm6, xmmword ptr [rbx + {LIGHT_XMM} + 6*16]",
+    "    movups xmm7, xmmword ptr [rbx + {LIGHT_XMM} + 7*16]",
+    "    movups xmm8, xmmword ptr [rbx + {LIGHT_XMM} + 8*16]",
+    "    movups xmm9, xmmword ptr [rbx + {LIGHT_XMM} + 9*16]",
+    "    movups xmm10, xmmword ptr [rbx + {LIGHT_XMM} + 10*16]",
+    "    movups xmm11, xmmword ptr [rbx + {LIGHT_XMM} + 11*16]",
+    "    movups xmm12, xmmword ptr [rbx + {LIGHT_XMM} + 12*16]",
+    "    movups xmm13, xmmword ptr [rbx + {LIGHT_XMM} + 13*16]",
+    "    movups xmm14, xmmword ptr [rbx + {LIGHT_XMM} + 14*16]",
+    "    movups xmm15, xmmword ptr [rbx + {LIGHT_XMM} + 15*16]",
+    "    ldmxcsr dword ptr [rbx + {LIGHT_MXCSR}]",
+    "    mov dword ptr [rbx + {IN_RUNTIME}], 0",
+    "    test eax, eax",
+    "    jz dgad_resume_guest",
+    "    jmp dgad_entry_flags_saved",
     "",
     ".globl dgad_enter_ibl_miss",
     ".type dgad_enter_ibl_miss,@function",
@@ -163,29 +258,20 @@ global_asm!(
     // Entered with rsp already on the runtime stack and guest rsp saved.
     ".globl dgad_signal_entry",
     "dgad_signal_entry:",
-    "    mov qword ptr gs:[{GPR} + 0*8], rax",
-    "    mov qword ptr gs:[{GPR} + 1*8], rcx",
-    "    mov qword ptr gs:[{GPR} + 2*8], rdx",
-    "    mov qword ptr gs:[{GPR} + 3*8], rbx",
-    "    mov qword ptr gs:[{GPR} + 5*8], rbp",
-    "    mov qword ptr gs:[{GPR} + 6*8], rsi",
-    "    mov qword ptr gs:[{GPR} + 7*8], rdi",
-    "    mov qword ptr gs:[{GPR} + 8*8], r8",
-    "    mov qword ptr gs:[{GPR} + 9*8], r9",
-    "    mov qword ptr gs:[{GPR} + 10*8], r10",
-    "    mov qword ptr gs:[{GPR} + 11*8], r11",
-    "    mov qword ptr gs:[{GPR} + 12*8], r12",
-    "    mov qword ptr gs:[{GPR} + 13*8], r13",
-    "    mov qword ptr gs:[{GPR} + 14*8], r14",
-    "    mov qword ptr gs:[{GPR} + 15*8], r15",
-    "    pushfq",
-    "    pop qword ptr gs:[{RFLAGS}]",
+    "    dgad_save_gprs_and_flags",
+    "dgad_entry_flags_saved:",
     // The runtime runs with the guest's flags cleared, alignment checking
     // (AC) included: a guest that sets AC (CPU-feature probes do) must
     // not have the runtime's own unaligned accesses fault. `dgad_resume`
-    // gives the guest its flags back.
+    // gives the guest its flags back. Of the flags the runtime's code
+    // could notice, only AC, DF and TF are not the default (arithmetic
+    // flags it sets itself): `popfq` (microcoded, about a sixth of a
+    // client request's cost) only when one of them is set.
+    "    test dword ptr gs:[{RFLAGS}], {ODD_FLAGS}",
+    "    jz 10f",
     "    push 0x202",
     "    popfq",
+    "10:",
     // A statically linked guest's %fs base is its own: put it aside and
     // run the runtime on the host's (`static_exec`).
     "    cmp byte ptr [rip + {STATIC_FS}], 0",
@@ -206,8 +292,14 @@ global_asm!(
     // The runtime computes with the default floating-point environment
     // (round to nearest, exceptions masked), whatever the guest set: a
     // partial must neither trap nor round differently. `xrstor` gives the
-    // guest its own back.
+    // guest its own back. The x87 part is reset only when it is in use:
+    // a clear bit 0 of the saved XSTATE_BV says it is in its initial
+    // configuration, which is what `fninit` makes (control word 0x37f,
+    // stack empty); `fninit` costs about a seventh of a client request.
+    "    test byte ptr [rbx + {XSAVE} + 512], 1",
+    "    jz 11f",
     "    fninit",
+    "11:",
     "    ldmxcsr dword ptr [rip + {DEFAULT_MXCSR}]",
     "    mov dword ptr [rbx + {IN_RUNTIME}], 1",
     "    cld",
@@ -225,7 +317,11 @@ global_asm!(
     "    je 9f",
     "    mov rax, qword ptr gs:[{GUEST_FS}]",
     "    wrfsbase rax",
-    "9:  push qword ptr gs:[{RFLAGS}]",
+    "9:",
+    // The general registers and flags (the light path of a client request
+    // comes here with the rest of the state in the CPU).
+    "dgad_resume_guest:",
+    "    push qword ptr gs:[{RFLAGS}]",
     "    popfq",
     "    mov rax, qword ptr gs:[{GPR} + 0*8]",
     "    mov rcx, qword ptr gs:[{GPR} + 1*8]",
@@ -296,6 +392,11 @@ global_asm!(
     child_start = sym crate::dispatch::dgad_thread_start,
     RIP = const offset_of!(ThreadCtx, regs) + 16 * 8,
     RFLAGS = const offset_of!(ThreadCtx, regs) + 17 * 8,
+    ODD_FLAGS = const ODD_FLAGS,
+    AC_TF = const 1u32 << 8 | 1 << 18,
+    LIGHT_XMM = const offset_of!(ThreadCtx, light_xmm),
+    LIGHT_MXCSR = const offset_of!(ThreadCtx, light_mxcsr),
+    light = sym crate::dispatch::dgad_light_request,
     GPR = const offset_of!(ThreadCtx, regs),
     REASON = const offset_of!(ThreadCtx, reason),
     EXIT_RECORD = const offset_of!(ThreadCtx, exit_record),
@@ -329,6 +430,11 @@ global_asm!(
     IBL_MISS = const crate::context::reason::IBL_MISS,
 );
 
+/// The guest flags the runtime's entry must clear before running Rust
+/// code: trap (TF, bit 8), direction (DF, bit 10), alignment check (AC,
+/// bit 18).
+const ODD_FLAGS: u32 = 1 << 8 | 1 << 10 | 1 << 18;
+
 /// Loaded by the runtime's entry (`ldmxcsr` needs it in memory).
 static DEFAULT_MXCSR: u32 = mathwrap::f80::DEFAULT_MXCSR;
 
@@ -338,6 +444,7 @@ extern "C" {
     #[cfg_attr(test, allow(dead_code))]
     fn dgad_takeover_traced();
     fn dgad_enter_exit();
+    fn dgad_enter_request();
     fn dgad_enter_ibl_miss();
     fn dgad_signal_entry();
     fn dgad_resume();
@@ -368,6 +475,11 @@ pub static DGAD_EARLY_ENTRY: unsafe extern "C" fn() = dgad_takeover_traced;
 /// Address of the exit-stub entry.
 pub fn enter_exit_addr() -> u64 {
     dgad_enter_exit as *const () as u64
+}
+
+/// Address of `dgad_enter_request` (a client request's exit).
+pub fn enter_request_addr() -> u64 {
+    dgad_enter_request as *const () as u64
 }
 
 /// Address of the lookup-miss entry.

@@ -7,7 +7,8 @@
 //! - start-up: [`Tool::start`] (address ranges, tables), then
 //!   translation-time insertion through [`Tool::planner`];
 //! - running: [`Tool::instruction`] (an instrumented instruction left the
-//!   cache for the runtime), [`Tool::client_request`],
+//!   cache for the runtime), [`Tool::client_request`] (on the light path
+//!   where [`Tool::light_request`] allows),
 //!   [`Tool::intercepted`] (a guest function the tool answers natively);
 //! - the kernel and the runtime: [`Tool::mem_written`] and
 //!   [`Tool::mem_moved`] (what a system call wrote or moved, decoded by the
@@ -97,6 +98,20 @@ pub trait Tool: Sync {
     /// holds the default result (what the program gets natively).
     fn client_request(&self, _ctx: &mut ThreadCtx) {}
 
+    /// Whether [`Tool::client_request`] may answer the request `code` on
+    /// the engine's light path (`entry.rs`, `dgad_enter_request`): the
+    /// guest's general registers and flags are in `ctx.regs`, but its
+    /// vector, x87 and mask registers stay live in the CPU (`ctx.xsave` is
+    /// stale) and only xmm0–15 and MXCSR are put aside. The handler must
+    /// then read and write only memory, shadows and `ctx.regs`, and run
+    /// only this library's Rust code: no x87 instruction, no libc or libm
+    /// function (glibc's string and math functions use the AVX and AVX-512
+    /// registers), except on a path that ends the process. `false` takes
+    /// the full path (every register saved), about 2.5 times the cost.
+    fn light_request(&self, _ctx: &ThreadCtx, _code: u64) -> bool {
+        false
+    }
+
     /// A debugger's monitor command (Derivgrind's: `get ADDR`, `set ADDR
     /// VALUE` and their `f`/`l` forms for floats and long doubles in
     /// forward mode, `mark ADDR` and `index ADDR` when recording), split
@@ -169,6 +184,11 @@ impl Tool for NullTool {
     /// The first input declaration gets one line per process saying that
     /// nothing records it. Costs nothing to a program without client
     /// requests: they are the only way here.
+    /// Its answer reads memory and formats one message.
+    fn light_request(&self, _ctx: &ThreadCtx, _code: u64) -> bool {
+        true
+    }
+
     fn client_request(&self, ctx: &mut ThreadCtx) {
         use std::sync::atomic::{AtomicBool, Ordering};
         static TOLD: AtomicBool = AtomicBool::new(false);

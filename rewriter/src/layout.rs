@@ -22,6 +22,10 @@ pub struct ContextLayout {
     /// Holds the address of the runtime entry taken by exit stubs
     /// (`rax` = exit record, guest `rax` in `spill_rax`).
     pub enter_exit: u32,
+    /// Holds the address of the runtime entry taken by a client request's
+    /// exit stub (as [`Self::enter_exit`]; the runtime answers most
+    /// requests there without saving the extended state).
+    pub enter_request: u32,
     /// Holds the address of the runtime entry taken when a lookup finds no
     /// translation of its target (target in `rcx`, guest `rax` and `rcx`
     /// in their spill slots, every other register the guest's).
@@ -75,6 +79,7 @@ impl ContextLayout {
         ibl_target: 0x20,
         enter_exit: 0x30,
         enter_ibl_miss: 0x38,
+        enter_request: 0xa8,
         ibl_values: 0x90000,
         ibl_hits: 0x40,
         shadow_regs: 0x2000,

@@ -9,6 +9,7 @@
 //! dispatcher and block linking; this crate knows nothing of files,
 //! environment variables or libm.
 
+pub mod code_sizes;
 pub mod disasm;
 pub mod emit;
 pub mod instrument;

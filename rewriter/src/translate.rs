@@ -2736,7 +2736,11 @@ impl<'a> Translator<'a> {
         let stub = self.e.offset();
         self.e.store_gs(self.layout.spill_rax, Gpr::RAX);
         let rel = self.e.lea_rax_rip_placeholder();
-        self.e.jmp_gs(self.layout.enter_exit);
+        self.e.jmp_gs(if kind == ExitKind::ClientRequest {
+            self.layout.enter_request
+        } else {
+            self.layout.enter_exit
+        });
         let record = self.e.offset();
         debug_assert_eq!(record - stub, EXIT_STUB_LEN);
         self.e.bind_rel32(rel, record);

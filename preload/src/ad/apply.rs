@@ -577,7 +577,7 @@ fn data_operands(insn: &Instruction) -> Vec<u32> {
 fn source_bytes(insn: &Instruction, op: u32) -> usize {
     match insn.op_kind(op) {
         OpKind::Register => insn.op_register(op).size(),
-        _ => insn.code().op_code().memory_size().size(),
+        _ => rewriter::code_sizes::memory_bytes(insn.code()),
     }
     .min(64)
 }
@@ -2016,7 +2016,7 @@ fn granule_shift_by_register(ctx: &ThreadCtx, insn: &Instruction) -> bool {
 /// The bytes one bit of an EVEX instruction's mask covers: its element
 /// size (iced's opcode table), whatever the register's data.
 fn masked_element_bytes(insn: &Instruction) -> Option<usize> {
-    let elem = insn.code().op_code().memory_size().element_size();
+    let elem = rewriter::code_sizes::element_bytes(insn.code());
     matches!(elem, 1 | 2 | 4 | 8).then_some(elem)
 }
 

@@ -47,6 +47,13 @@ impl Tool for DotTool {
         super::client::handle(ctx);
     }
 
+    /// Every request: answering one copies tangents between memory and
+    /// shadows, and converts long doubles in software
+    /// (`ad::guest::f80_to_f64`, `dot::mode::f64_to_f80`).
+    fn light_request(&self, _ctx: &ThreadCtx, _code: u64) -> bool {
+        true
+    }
+
     fn intercepted(&self, guest_pc: u64) -> Option<Interception> {
         crate::ad::libm::interception(guest_pc)
     }

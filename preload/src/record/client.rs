@@ -120,7 +120,9 @@ fn note_narrow_input(ctx: &mut ThreadCtx, addr: u64, index: u64) {
     }
     let double = f64::from_le_bytes(b[..8].try_into().unwrap());
     let float = f64::from(f32::from_le_bytes(b[..4].try_into().unwrap()));
-    let x87 = mathwrap::f80::F80::from_bytes(&b).to_f64();
+    // In software, not with the x87 unit: requests may be answered while
+    // the program's x87 registers are live (`Tool::light_request`).
+    let x87 = crate::ad::guest::f80_to_f64(&b);
     if double != value && (float == value || x87 == value) {
         ctx.rec().rule_memory.narrow.note(new);
     }

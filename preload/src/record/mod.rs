@@ -201,6 +201,12 @@ impl Recorder {
 
     /// The tape's descriptor, creating the recording's files first if this
     /// is the first block or declaration.
+    /// Whether the record files exist (created at the first declaration
+    /// or tape chunk).
+    pub fn files_created(&self) -> bool {
+        self.tape_fd.load(Ordering::Acquire) >= 0
+    }
+
     fn tape_file(&self) -> i32 {
         let fd = self.tape_fd.load(Ordering::Acquire);
         if fd >= 0 {

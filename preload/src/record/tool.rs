@@ -50,6 +50,13 @@ impl Tool for RecordTool {
         super::client::handle(ctx);
     }
 
+    /// Every request once the record files exist: answering one then
+    /// writes blocks and index lines with system calls of its own. Before,
+    /// the first declaration creates the files, the full path.
+    fn light_request(&self, _ctx: &ThreadCtx, _code: u64) -> bool {
+        super::recorder().is_none_or(|r| r.files_created())
+    }
+
     fn intercepted(&self, guest_pc: u64) -> Option<Interception> {
         crate::ad::libm::interception(guest_pc)
     }

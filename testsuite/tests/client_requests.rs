@@ -1,0 +1,65 @@
+//! What a client request keeps: the runtime answers most requests on a
+//! light path that saves only the registers its own code uses (`entry.rs`,
+//! `Tool::light_request`); every other register of the program must come
+//! back as it was, and the answers must be those of the full path.
+
+use testsuite::derivatives::eval_values;
+use testsuite::{
+    build_record_program, run_native, run_under_dgad, Invocation, OptLevel, ScratchDir,
+};
+
+/// `request_state.c` at -O0 and -O3 in every mode: ymm0–15, zmm16–31 and
+/// k1–7 (with AVX-512), a full x87 stack under a single-precision control
+/// word, MXCSR (round to zero, FTZ, DAZ), DF and AC unchanged by each
+/// request; the answers right (the mode, dot values set and read back,
+/// input indices kept); record mode's gradient of y = v0·v1 + w is
+/// (v1, v0, 1).
+#[test]
+fn requests_keep_every_register_they_do_not_answer_in() {
+    for opt in [OptLevel::O0, OptLevel::O3] {
+        let prog = build_record_program("request_state.c", &[], opt);
+        let inv = Invocation::new(&prog);
+        let native = run_native(&inv, None);
+        assert!(native.status.success(), "{opt:?} native: {native:?}");
+        let stdout = |out: &testsuite::Outcome| String::from_utf8_lossy(&out.stdout).into_owned();
+        assert_eq!(
+            stdout(&native),
+            "mode 0 (flags 0)\nmode 0 (flags 0x400)\nmode 0 (flags 0x40000)\n"
+        );
+
+        let null = run_under_dgad(&inv, None, &[("DGAD_MODE", "null")]);
+        assert!(null.status.success(), "{opt:?} null mode: {null:?}");
+        assert_eq!(stdout(&null), stdout(&native), "{opt:?} null mode");
+
+        let dot = run_under_dgad(&inv, None, &[("DGAD_MODE", "dot")]);
+        assert!(dot.status.success(), "{opt:?} dot mode: {dot:?}");
+        let modes = "mode 100 (flags 0)\nmode 100 (flags 0x400)\nmode 100 (flags 0x40000)\n";
+        assert_eq!(
+            stdout(&dot),
+            format!("{modes}dot 0x1.8p-1 same\ny = 14.75\n"),
+            "{opt:?} dot mode"
+        );
+
+        let dir = ScratchDir::new("request-state");
+        let rec = run_under_dgad(
+            &inv,
+            None,
+            &[
+                ("DGAD_MODE", "record"),
+                ("DGAD_RECORD", dir.path().to_str().unwrap()),
+            ],
+        );
+        assert!(rec.status.success(), "{opt:?} record mode: {rec:?}");
+        let inputs: String = (0..3).map(|i| format!("input {i}: index kept\n")).collect();
+        assert_eq!(
+            stdout(&rec),
+            format!(
+                "{}{inputs}y = 14.75\n",
+                modes.replace("mode 100", "mode 98")
+            ),
+            "{opt:?} record mode"
+        );
+        let grad = eval_values(dir.path(), "dg-output-bars", "1\n", "dg-input-bars", false);
+        assert_eq!(grad, [4.0, 3.0, 1.0], "{opt:?}: the gradient of v0·v1 + w");
+    }
+}
