@@ -553,6 +553,9 @@ struct Translator<'a> {
     rare_paths: Vec<tangent_cache::RarePath>,
     /// The cache emitted code in this block.
     tangent_cache_used: bool,
+    /// The cache's temporary `xmm31` holds zero here (its activity tests
+    /// compare against it; the code that uses it otherwise clears this).
+    t2_zero: bool,
 }
 
 /// How far a [`Translator`] had got, to undo one instruction.
@@ -566,6 +569,7 @@ struct Mark {
     cached: u16,
     dirty: u16,
     rare_paths: usize,
+    t2_zero: bool,
 }
 
 impl<'a> Translator<'a> {
@@ -594,6 +598,7 @@ impl<'a> Translator<'a> {
             dirty: 0,
             rare_paths: Vec::new(),
             tangent_cache_used: false,
+            t2_zero: false,
         }
     }
 
@@ -607,6 +612,7 @@ impl<'a> Translator<'a> {
             cached: self.cached,
             dirty: self.dirty,
             rare_paths: self.rare_paths.len(),
+            t2_zero: self.t2_zero,
         }
     }
 
@@ -619,6 +625,7 @@ impl<'a> Translator<'a> {
         self.cached = m.cached;
         self.dirty = m.dirty;
         self.rare_paths.truncate(m.rare_paths);
+        self.t2_zero = m.t2_zero;
     }
 
     fn map(&mut self, guest_pc: u64, spills: u8) {

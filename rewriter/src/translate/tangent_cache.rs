@@ -30,13 +30,16 @@
 //!   registers and memory keeps them; one that clears or checks register
 //!   shadows writes back and drops only those.
 //! - **Common paths straight, the rest after the block.** A scalar `add`
-//!   or `sub` with both tangents nonzero and a scalar product of registers
-//!   whose tangent is neither ±0 nor NaN take a path without mask
-//!   registers (`vptestm`, `kxor`, `kshift` all run on one port, which
-//!   bounded Burgers' loop); the masked code that handles every case, and
-//!   the ordinary code for an `add`/`sub` with exactly one passive operand
-//!   (rounding tricks), are emitted after the block's last exit
-//!   ([`RarePath`]).
+//!   or `sub` with both tangents nonzero (one test of their product for
+//!   register operands) and a scalar product of registers whose tangent
+//!   is neither ±0 nor NaN take a path without mask registers (`vptestm`,
+//!   `kxor`, `kshift` all run on one port, which bounded Burgers' loop);
+//!   `xmm31` is zeroed once for the tests and kept so. The masked code
+//!   that handles every case is emitted after the block's last exit
+//!   ([`RarePath`]); so is a scalar `add`/`sub` with exactly one passive
+//!   operand, which computes in the cache unless that operand's value is
+//!   in a rounding trick's shifter binades, where the ordinary code (and
+//!   the runtime) looks.
 //! - **Whose registers.** `xmm16`–`xmm31` and `k1`–`k3` exist only on CPUs
 //!   with AVX-512, and only AVX-512 code (EVEX-encoded) names them; the
 //!   cache is used only in blocks of legacy SSE code, where no instruction
@@ -493,7 +496,7 @@ impl Translator<'_> {
             self.rare_paths.push(RarePath {
                 insn: *insn,
                 a,
-                kind: RareKind::Ordinary { field },
+                kind: RareKind::Ordinary { field, ops },
                 back: self.e.offset(),
                 index: self.index,
                 dirty: before,
@@ -521,18 +524,26 @@ impl Translator<'_> {
             Instruction::with3(code, x, y, z).expect("EVEX arithmetic on registers encodes")
         };
         // T2 = 0, a zeroing idiom (`vucomisd` against a zero constant in
-        // the context measured 7 % slower on Burgers).
-        self.asm(Ok(op3(
-            Code::EVEX_Vpxord_xmm_k1z_xmm_xmmm128b32,
-            T2,
-            T2,
-            T2,
-        )));
+        // the context measured 7 % slower on Burgers), kept from one test
+        // to the next until other code uses T2.
+        self.zero_t2();
         let mut out = Vec::new();
         match op {
             FpOp::Add | FpOp::Sub => {
-                for t in [hi(o.d), o.db] {
-                    self.asm(Instruction::with2(ucomi, t, T2));
+                if o.b == T0 {
+                    // A memory operand's value and tangent fill T0 and T1
+                    // (the rare path needs the value): one test per tangent.
+                    for t in [hi(o.d), o.db] {
+                        self.asm(Instruction::with2(ucomi, t, T2));
+                        out.push(self.e.jcc_rel32_placeholder(0x4)); // je: ±0 or NaN
+                    }
+                } else {
+                    // Both tangents nonzero and neither NaN: their product
+                    // is neither ±0 nor NaN (a product too small for the
+                    // type leaves too, for the masked code's same result).
+                    // One test instead of one per tangent.
+                    self.asm(Ok(op3(f.mul(), T0, hi(o.d), o.db)));
+                    self.asm(Instruction::with2(ucomi, T0, T2));
                     out.push(self.e.jcc_rel32_placeholder(0x4)); // je: ±0 or NaN
                 }
                 let code = if op == FpOp::Add {
@@ -572,6 +583,19 @@ impl Translator<'_> {
         out
     }
 
+    /// T2 = 0, unless it holds zero already.
+    fn zero_t2(&mut self) {
+        if !self.t2_zero {
+            self.asm(Instruction::with3(
+                Code::EVEX_Vpxord_xmm_k1z_xmm_xmmm128b32,
+                T2,
+                T2,
+                T2,
+            ));
+            self.t2_zero = true;
+        }
+    }
+
     /// The tangent by masked EVEX code: terms whose tangent is ±0 masked
     /// off (`vptestm` against the sign-less mask, as the `ptest`s of the
     /// ordinary code). For `add` and `sub`, returns the `jnz` taken when
@@ -590,6 +614,8 @@ impl Translator<'_> {
         };
         let (d, b, db, av) = (o.d, o.b, o.db, o.a);
         let mut rare = None;
+        // Products, quotients and roots compute in T2.
+        self.t2_zero &= matches!(op, FpOp::Add | FpOp::Sub | FpOp::Min | FpOp::Max);
         match op {
             FpOp::Add | FpOp::Sub => {
                 // k3 = lanes with exactly one passive operand (in a scalar
@@ -794,7 +820,7 @@ pub(super) enum RareKind {
     /// rule), the destination's new tangent loaded into its register, and
     /// back. The paths meet with the common path's state: the rare path's
     /// registers are clean, which a later write-back may repeat.
-    Ordinary { field: usize },
+    Ordinary { field: usize, ops: Operands },
 }
 
 /// A rare path ([`RareKind`]) of the instruction `insn`.
@@ -825,7 +851,15 @@ impl Translator<'_> {
             let (insn, a, back, at, dirty) = (p.insn, p.a, p.back, p.index, p.dirty);
             let kind = core::mem::replace(
                 &mut self.rare_paths[k].kind,
-                RareKind::Ordinary { field: usize::MAX },
+                RareKind::Masked {
+                    ops: Operands {
+                        d: 0,
+                        b: T0,
+                        db: T1,
+                        a: Register::XMM0,
+                    },
+                    fields: Vec::new(),
+                },
             );
             k += 1;
             self.index = at;
@@ -845,16 +879,19 @@ impl Translator<'_> {
                         self.rare_paths.push(RarePath {
                             insn,
                             a,
-                            kind: RareKind::Ordinary { field },
+                            kind: RareKind::Ordinary { field, ops },
                             back,
                             index: at,
                             dirty,
                         });
                     }
                 }
-                RareKind::Ordinary { field } => {
+                RareKind::Ordinary { field, ops } => {
                     self.e.bind_rel32(field, here);
                     self.inside(insn.ip(), 0, 0);
+                    if a.scalar {
+                        self.lone_passive_outside_shifters(&insn, a, ops, back);
+                    }
                     self.flush_tangents();
                     self.mark_tangents(&insn);
                     self.dot_arithmetic(&insn, a)?;
@@ -863,6 +900,9 @@ impl Translator<'_> {
                     self.load16(hi(d), m);
                 }
             }
+            // The code at `back` may count on T2 being zero.
+            self.t2_zero = false;
+            self.zero_t2();
             let jmp = self.e.jmp_rel32_placeholder();
             self.e.bind_rel32(jmp, back);
         }
@@ -871,6 +911,75 @@ impl Translator<'_> {
         self.dirty = 0;
         self.inside(end_pc, 0, 0);
         Ok(())
+    }
+}
+
+impl Translator<'_> {
+    /// The rare path of a scalar `add` or `sub` whose one operand is
+    /// passive (entered from the masked code's `jnz`, k1 = dA ≠ 0): if that
+    /// operand's value lies outside the binades of rounding tricks'
+    /// shifters ([2^42, 2^54) for doubles, [2^13, 2^25) for floats, as the
+    /// ordinary code's `in_shifter_binades`), the tangent is the plain sum
+    /// or difference (x ± 0 = x, 0 ± x = ±x: the ordinary code's result
+    /// bit for bit) and the path goes back to `back`; else it falls
+    /// through to the ordinary code, which has the runtime look. Converged
+    /// solutions make such operations common (a difference of equal
+    /// tangents is 0), and the ordinary code writes every cached tangent
+    /// back first.
+    fn lone_passive_outside_shifters(
+        &mut self,
+        insn: &Instruction,
+        a: DotArithmetic,
+        o: Operands,
+        back: usize,
+    ) {
+        use Code::*;
+        let double = a.elem == Elem::F64;
+        let f = ArithForm {
+            double,
+            scalar: true,
+        };
+        let l = *self.layout;
+        // T2 = the passive operand's value: b where dA ≠ 0, else a.
+        let blend = if double {
+            EVEX_Vblendmpd_xmm_k1z_xmm_xmmm128b64
+        } else {
+            EVEX_Vblendmps_xmm_k1z_xmm_xmmm128b32
+        };
+        let mut i = Instruction::with3(blend, T2, o.a, o.b).expect("EVEX blend encodes");
+        i.set_op_mask(Register::K1);
+        self.asm(Ok(i));
+        self.t2_zero = false;
+        // Its biased exponent, less the lowest shifter binade's, unsigned
+        // below 12: a shifter.
+        self.spilled(insn, SPILLS_RAX);
+        self.e.store_gs(l.spill_rax, Gpr::RAX);
+        let (to_gpr, shift, mask, lowest) = if double {
+            (EVEX_Vmovq_rm64_xmm, 52u32, 0x7ffu32, 1023 + 42u32)
+        } else {
+            (EVEX_Vmovd_rm32_xmm, 23, 0xff, 127 + 13)
+        };
+        let dst = if double { Register::RAX } else { Register::EAX };
+        self.asm(Instruction::with2(to_gpr, dst, T2));
+        for (code, reg, imm) in [
+            (Code::Shr_rm64_imm8, Register::RAX, shift),
+            (Code::And_rm32_imm32, Register::EAX, mask),
+            (Code::Sub_rm32_imm32, Register::EAX, lowest),
+            (Code::Cmp_rm32_imm8, Register::EAX, 11),
+        ] {
+            self.asm(Instruction::with2(code, reg, imm));
+        }
+        self.e.load_gs(Gpr::RAX, l.spill_rax);
+        let shifter = self.e.jcc_rel32_placeholder(0x6); // jbe
+        self.inside(insn.ip(), 0, 0);
+        let code = if a.op == FpOp::Add { f.add() } else { f.sub() };
+        self.asm(Instruction::with3(code, hi(o.d), hi(o.d), o.db));
+        self.zero_t2();
+        let jmp = self.e.jmp_rel32_placeholder();
+        self.e.bind_rel32(jmp, back);
+        let here = self.e.offset();
+        self.e.bind_rel32(shifter, here);
+        self.inside(insn.ip(), 0, 0);
     }
 }
 
