@@ -101,6 +101,11 @@ pub extern "C" fn dgad_dispatch(ctx: &mut ThreadCtx) {
 /// returns 0; else changes nothing and returns 1: the entry takes the full
 /// path, whose dispatch answers it.
 pub extern "C" fn dgad_light_request(ctx: &mut ThreadCtx) -> u32 {
+    // The path keeps only xmm0–15 aside: a build whose Rust code may use
+    // the AVX registers (`-C target-cpu=native`, say) takes the full one.
+    if cfg!(target_feature = "avx") {
+        return 1;
+    }
     let Some(code) = crate::guest_mem::read_u64(ctx.regs.gpr[reg::RAX]) else {
         return 1;
     };
