@@ -115,8 +115,20 @@ impl Emitter {
     /// (`shadowmem::shadow_of`): `xor rax, qword gs:[mask_disp]` and
     /// `lea rax, [rax + SHADOW_OFFSET]`. Clobbers the flags.
     pub fn shadow_address_of_rax(&mut self, mask_disp: u32) {
+        self.shadow_mask_rax(mask_disp);
+        self.shadow_offset_rax();
+    }
+
+    /// `xor rax, gs:[mask_disp]`: the first half of
+    /// [`Self::shadow_address_of_rax`].
+    pub fn shadow_mask_rax(&mut self, mask_disp: u32) {
         self.bytes(&[0x65, 0x48, 0x33, 0x04, 0x25]);
         self.u32(mask_disp);
+    }
+
+    /// `lea rax, [rax + SHADOW_OFFSET]`: the second half of
+    /// [`Self::shadow_address_of_rax`].
+    pub fn shadow_offset_rax(&mut self) {
         self.bytes(&[0x48, 0x8d, 0x80]);
         self.u32(shadowmem::SHADOW_OFFSET as u32);
     }

@@ -2442,10 +2442,35 @@ impl<'a> Translator<'a> {
         self.shadow_address_in_rax(insn)
     }
 
+    /// [`Self::shadow_address_in_spilled_rax`] without its last addition:
+    /// returns `[rax + SHADOW_OFFSET]`, the shadow of `insn`'s memory
+    /// operand as an operand for the one access that follows (one
+    /// instruction fewer, one step shorter to the address).
+    fn shadow_operand_in_spilled_rax(
+        &mut self,
+        insn: &Instruction,
+    ) -> Result<MemoryOperand, TranslateError> {
+        self.spilled(insn, SPILLS_RAX);
+        self.e.store_gs(self.layout.spill_rax, Gpr::RAX);
+        self.masked_address_in_rax(insn)?;
+        Ok(MemoryOperand::with_base_displ(
+            Register::RAX,
+            shadowmem::SHADOW_OFFSET as i64,
+        ))
+    }
+
     /// `rax` = the shadow address of `insn`'s memory operand: `lea rax,
     /// <operand>` (re-encoded here, so RIP-relative operands stay right),
     /// then the shadow mask applied.
     fn shadow_address_in_rax(&mut self, insn: &Instruction) -> Result<(), TranslateError> {
+        self.masked_address_in_rax(insn)?;
+        self.e.shadow_offset_rax();
+        Ok(())
+    }
+
+    /// `rax` = `insn`'s memory operand's address with the shadow mask
+    /// applied: its shadow address less `SHADOW_OFFSET`.
+    fn masked_address_in_rax(&mut self, insn: &Instruction) -> Result<(), TranslateError> {
         self.lea_of_operand(Register::RAX, insn);
         if insn.segment_prefix() == Register::FS {
             // Thread-local data: add the fs base, read with `rdfsbase`
@@ -2462,7 +2487,7 @@ impl<'a> Translator<'a> {
             ));
             self.asm(Instruction::with2(Code::Mov_r64_rm64, Register::RCX, slot));
         }
-        self.e.shadow_address_of_rax(self.layout.shadow_mask);
+        self.e.shadow_mask_rax(self.layout.shadow_mask);
         Ok(())
     }
 

@@ -363,8 +363,7 @@ impl Translator<'_> {
                 if !matches!(len, 4 | 8 | 16) || u32::from(len) + u32::from(zero) != 16 {
                     return Ok(false);
                 }
-                self.shadow_address_in_spilled_rax(insn)?;
-                let at = MemoryOperand::with_base(Register::RAX);
+                let at = self.shadow_operand_in_spilled_rax(insn)?;
                 match len {
                     // One load: shadow memory is rarely written 8 bytes at a
                     // time just before a 16-byte load of it (unlike the
@@ -391,12 +390,8 @@ impl Translator<'_> {
                     _ => return Ok(false),
                 };
                 self.ensure(s);
-                self.shadow_address_in_spilled_rax(insn)?;
-                self.asm(Instruction::with2(
-                    code,
-                    MemoryOperand::with_base(Register::RAX),
-                    hi(s),
-                ));
+                let at = self.shadow_operand_in_spilled_rax(insn)?;
+                self.asm(Instruction::with2(code, at, hi(s)));
                 self.e.load_gs(Gpr::RAX, l.spill_rax);
             }
             _ => return Ok(false),
@@ -447,7 +442,9 @@ impl Translator<'_> {
                     EVEX_Vmovss_xmm_k1z_m32,
                 );
                 self.asm(Instruction::with2(load, T0, at));
-                self.e.shadow_address_of_rax(l.shadow_mask);
+                self.e.shadow_mask_rax(l.shadow_mask);
+                let at =
+                    MemoryOperand::with_base_displ(Register::RAX, shadowmem::SHADOW_OFFSET as i64);
                 match (a.scalar, double) {
                     (false, _) => self.load16(T1, at),
                     (true, true) => self.asm(Instruction::with2(EVEX_Vmovsd_xmm_k1z_m64, T1, at)),
