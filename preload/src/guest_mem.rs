@@ -3,32 +3,36 @@
 
 /// Reads a guest word, if readable.
 pub fn read_u64(addr: u64) -> Option<u64> {
-    if !addr
-        .checked_add(8)
-        .is_some_and(|end| shadowmem::is_app_range(addr, end))
-    {
-        return None;
-    }
-    // SAFETY: application memory (checked), read with a recovered fault.
-    unsafe { crate::sys::safe_load8(addr) }
+    let mut w = [0u64; 1];
+    read_words(addr, &mut w).then_some(w[0])
+}
+
+/// Reads guest words (client requests' argument blocks); false if any of
+/// them is not readable.
+pub fn read_words(addr: u64, out: &mut [u64]) -> bool {
+    let end = addr.checked_add(8 * out.len() as u64);
+    // SAFETY: application memory (checked), read with recovered faults.
+    end.is_some_and(|end| shadowmem::is_app_range(addr, end))
+        && unsafe { crate::sys::safe_load_words(addr, out) }
 }
 
 /// Reads guest memory (the guest's own bytes); false if any of it is not
-/// readable. Whole words one load each (client requests read their
-/// argument blocks so), the rest as bytes.
+/// readable. Whole words of a short read one load each (client requests
+/// read their argument blocks so), the rest as bytes.
 pub fn read_mem(addr: u64, buf: &mut [u8]) -> bool {
     let end = addr.checked_add(buf.len() as u64);
     if !end.is_some_and(|end| shadowmem::is_app_range(addr, end)) {
         return false;
     }
     let words = if buf.len() <= 64 { buf.len() / 8 } else { 0 };
-    for i in 0..words {
-        // SAFETY: application memory (checked above), read with a
-        // recovered fault.
-        match unsafe { crate::sys::safe_load8(addr + 8 * i as u64) } {
-            Some(w) => buf[8 * i..8 * i + 8].copy_from_slice(&w.to_le_bytes()),
-            None => return false,
-        }
+    let mut w = [0u64; 8];
+    // SAFETY: application memory (checked above), read with recovered
+    // faults.
+    if !unsafe { crate::sys::safe_load_words(addr, &mut w[..words]) } {
+        return false;
+    }
+    for (i, v) in w[..words].iter().enumerate() {
+        buf[8 * i..8 * i + 8].copy_from_slice(&v.to_le_bytes());
     }
     let rest = &mut buf[8 * words..];
     // SAFETY: `safe_copy` turns a fault on the source into `false`; the

@@ -23,18 +23,23 @@ global_asm!(
     "    ret",
 );
 
-// bool dgad_safe_load8(addr, out): the 8 bytes at addr into *out, false
-// (out untouched) on a fault. One load: a `rep movsb` of 8 bytes, read back
-// as a word, stalls on store forwarding (a third of a client request's
-// time in the runtime).
+// bool dgad_safe_load_words(addr, out, n): the n words at addr into out[],
+// false (out partly written) on a fault. One load per word: a `rep movsb`
+// of a few words, read back as words, stalls on store forwarding (a third
+// of a client request's time in the runtime).
 global_asm!(
-    ".globl dgad_safe_load8",
-    "dgad_safe_load8:",
-    ".globl dgad_safe_load8_insn",
-    "dgad_safe_load8_insn:",
-    "    mov rax, qword ptr [rdi]",
-    "    mov qword ptr [rsi], rax",
-    "    mov eax, 1",
+    ".globl dgad_safe_load_words",
+    "dgad_safe_load_words:",
+    "    xor ecx, ecx",
+    "2:  cmp rcx, rdx",
+    "    jae 3f",
+    ".globl dgad_safe_load_words_insn",
+    "dgad_safe_load_words_insn:",
+    "    mov rax, qword ptr [rdi + rcx*8]",
+    "    mov qword ptr [rsi + rcx*8], rax",
+    "    inc rcx",
+    "    jmp 2b",
+    "3:  mov eax, 1",
     "    ret",
 );
 
@@ -57,8 +62,8 @@ extern "C" {
     fn dgad_safe_copy_fault();
     fn dgad_safe_touch(addr: u64) -> bool;
     fn dgad_safe_touch_insn();
-    fn dgad_safe_load8(addr: u64, out: *mut u64) -> bool;
-    fn dgad_safe_load8_insn();
+    fn dgad_safe_load_words(addr: u64, out: *mut u64, n: u64) -> bool;
+    fn dgad_safe_load_words_insn();
 }
 
 /// Copies `len` bytes from memory that may be unmapped; returns false (with
@@ -71,16 +76,16 @@ pub unsafe fn safe_copy(dst: *mut u8, src: *const u8, len: usize) -> bool {
     unsafe { dgad_safe_copy(dst, src, len) }
 }
 
-/// The 8 bytes at `addr`, from memory that may be unmapped (`None` then).
+/// Fills `out` with the words at `addr`, from memory that may be
+/// unmapped (false then, `out` partly written).
 ///
 /// # Safety
 /// `addr` must not be memory whose reading has side effects (the runtime's
 /// callers read application memory only).
-pub unsafe fn safe_load8(addr: u64) -> Option<u64> {
-    let mut v = 0u64;
-    // SAFETY: a fault on the load is recovered (`safe_copy_fixup`); `v` is
-    // our own word.
-    unsafe { dgad_safe_load8(addr, &mut v) }.then_some(v)
+pub unsafe fn safe_load_words(addr: u64, out: &mut [u64]) -> bool {
+    // SAFETY: a fault on a load is recovered (`safe_copy_fixup`); `out` is
+    // the caller's own slice.
+    unsafe { dgad_safe_load_words(addr, out.as_mut_ptr(), out.len() as u64) }
 }
 
 /// The first byte of `[addr, addr + len)` (`len` ≤ one page) that cannot
@@ -105,7 +110,7 @@ pub fn first_unwritable(addr: u64, len: usize) -> Option<u64> {
 pub fn safe_copy_fixup(pc: u64) -> Option<u64> {
     (pc == dgad_safe_copy_insn as *const () as u64
         || pc == dgad_safe_touch_insn as *const () as u64
-        || pc == dgad_safe_load8_insn as *const () as u64)
+        || pc == dgad_safe_load_words_insn as *const () as u64)
         .then_some(dgad_safe_copy_fault as *const () as u64)
 }
 

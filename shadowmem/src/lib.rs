@@ -98,11 +98,13 @@ pub const fn app_of(shadow: u64) -> u64 {
 }
 
 /// Whether `addr` lies in an application range.
+#[inline]
 pub fn is_app(addr: u64) -> bool {
     APP_RANGES.iter().any(|&(lo, hi)| addr >= lo && addr < hi)
 }
 
 /// Whether `[start, end)` lies inside one application range.
+#[inline]
 pub fn is_app_range(start: u64, end: u64) -> bool {
     APP_RANGES
         .iter()

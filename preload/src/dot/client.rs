@@ -29,11 +29,11 @@ use rewriter::semantics::Elem;
 
 /// The request block's six words; a word that cannot be read is 0.
 fn load_words(addr: u64) -> [u64; 6] {
-    let mut b = [0u8; 48];
-    if !read_mem(addr, &mut b) {
+    let mut w = [0u64; 6];
+    if !crate::guest_mem::read_words(addr, &mut w) {
         return [0; 6];
     }
-    core::array::from_fn(|i| u64::from_le_bytes(b[8 * i..8 * i + 8].try_into().unwrap()))
+    w
 }
 
 /// The type of a `size`-byte floating-point variable: float, double, or

@@ -12,9 +12,9 @@ use std::sync::atomic::Ordering;
 /// Reads the six words at `addr` in one go (a request block, or
 /// `NEW_INDEX`'s pointers); a word that cannot be read is 0.
 fn load_words(addr: u64) -> [u64; 6] {
-    let mut b = [0u8; 48];
-    if crate::ad::guest::read_mem(addr, &mut b) {
-        core::array::from_fn(|i| u64::from_le_bytes(b[8 * i..8 * i + 8].try_into().unwrap()))
+    let mut w = [0u64; 6];
+    if crate::guest_mem::read_words(addr, &mut w) {
+        w
     } else {
         core::array::from_fn(|i| read_u64(addr + 8 * i as u64).unwrap_or(0))
     }

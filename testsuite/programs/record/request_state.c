@@ -205,6 +205,12 @@ int main(void) {
     has512 = __builtin_cpu_supports("avx512f");
     uint64_t get_mode[6] = {DGAD_REQ_GET_MODE, 0, 0, 0, 0, 0};
     static const uint64_t flag_sets[3] = {0, DF, AC};
+    /* A request block that cannot be read (an unmapped page): the
+     * default answer, in every mode. */
+    if (request("unreadable block", (const uint64_t *)16, 77, 0) != 77) {
+        fprintf(stderr, "unreadable block: not the default answer\n");
+        return 1;
+    }
     char mode = 0;
     for (int f = 0; f < 3; f++) {
         mode = (char)request("GET_MODE", get_mode, 0, flag_sets[f]);
