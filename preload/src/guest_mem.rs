@@ -46,3 +46,30 @@ pub fn read_mem(addr: u64, buf: &mut [u8]) -> bool {
             )
         }
 }
+
+/// Writes a client request's result for the program: `bytes` (at most a
+/// page) at `addr`, their shadow cleared (a result carries no derivative).
+/// An address the program cannot write gets nothing, and the first such
+/// request one line on stderr: natively the request writes nothing, and
+/// the runtime's own store would fault there.
+pub fn write_result(addr: u64, bytes: &[u8]) {
+    use core::sync::atomic::{AtomicBool, Ordering};
+    let writable = addr
+        .checked_add(bytes.len() as u64)
+        .is_some_and(|end| shadowmem::is_app_range(addr, end))
+        && crate::sys::first_unwritable(addr, bytes.len()).is_none();
+    if !writable {
+        static TOLD: AtomicBool = AtomicBool::new(false);
+        if !TOLD.swap(true, Ordering::Relaxed) {
+            crate::dgad_eprintln!(
+                "a client request's result address {addr:#x} is not writable: nothing is written there"
+            );
+        }
+        return;
+    }
+    // SAFETY: application memory the program can write (probed just
+    // above); writing the result there is what the request means.
+    unsafe { core::ptr::copy_nonoverlapping(bytes.as_ptr(), addr as *mut u8, bytes.len()) };
+    // SAFETY: the shadow of application memory is mapped.
+    unsafe { core::ptr::write_bytes(shadowmem::shadow_of(addr) as *mut u8, 0, bytes.len()) };
+}

@@ -12,8 +12,8 @@ use testsuite::{
 /// k1–7 (with AVX-512), a full x87 stack under a single-precision control
 /// word, MXCSR (round to zero, FTZ, DAZ), DF and AC unchanged by each
 /// request; the answers right (the mode, dot values set and read back,
-/// input indices kept); record mode's gradient of y = v0·v1 + w is
-/// (v1, v0, 1).
+/// input indices kept, a result pointer that cannot be written said and
+/// skipped); record mode's gradient of y = v0·v1 + w is (v1, v0, 1).
 #[test]
 fn requests_keep_every_register_they_do_not_answer_in() {
     for opt in [OptLevel::O0, OptLevel::O3] {
@@ -33,6 +33,11 @@ fn requests_keep_every_register_they_do_not_answer_in() {
 
         let dot = run_under_dgad(&inv, None, &[("DGAD_MODE", "dot")]);
         assert!(dot.status.success(), "{opt:?} dot mode: {dot:?}");
+        let unwritable = "a client request's result address 0x10 is not writable";
+        assert!(
+            String::from_utf8_lossy(&dot.stderr).contains(unwritable),
+            "{opt:?} dot mode: {dot:?}"
+        );
         let modes = "mode 100 (flags 0)\nmode 100 (flags 0x400)\nmode 100 (flags 0x40000)\n";
         assert_eq!(
             stdout(&dot),
@@ -50,6 +55,10 @@ fn requests_keep_every_register_they_do_not_answer_in() {
             ],
         );
         assert!(rec.status.success(), "{opt:?} record mode: {rec:?}");
+        assert!(
+            String::from_utf8_lossy(&rec.stderr).contains(unwritable),
+            "{opt:?} record mode: {rec:?}"
+        );
         let inputs: String = (0..3).map(|i| format!("input {i}: index kept\n")).collect();
         assert_eq!(
             stdout(&rec),

@@ -165,10 +165,7 @@ fn set_dot(ctx: &mut ThreadCtx, addr: u64, daddr: u64, e: Elem) {
 /// `addr`; its own bytes are a passive value.
 fn get_dot(addr: u64, daddr: u64, e: Elem) {
     let t = shadow_read(addr, width(e));
-    // SAFETY: the guest passed `daddr` (in application memory, checked by
-    // the caller) for the result; writing it is what the request means.
-    unsafe { core::ptr::copy_nonoverlapping(t.as_ptr(), daddr as *mut u8, width(e)) };
-    shadow_write(daddr, &[0u8; 10][..width(e)]);
+    crate::guest_mem::write_result(daddr, &t[..width(e)]);
 }
 
 /// What a token names.
@@ -277,13 +274,7 @@ fn asked_tangent(ctx: &ThreadCtx, value: f64) -> f64 {
 
 /// An index (8 bytes) for the program: its bytes carry no tangent.
 fn store_u64(addr: u64, v: u64) {
-    if shadowmem::is_app_range(addr, addr + 8) {
-        // SAFETY: the guest passed this pointer for the result; writing it
-        // is what the request means (a bad pointer faults as natively).
-        unsafe { core::ptr::write_unaligned(addr as *mut u64, v) };
-        // SAFETY: application address, whose shadow is mapped.
-        unsafe { core::ptr::write_unaligned(shadowmem::shadow_of(addr) as *mut u64, 0) };
-    }
+    crate::guest_mem::write_result(addr, &v.to_le_bytes());
 }
 
 /// `NEW_INDEX`: the pointers to the operand tokens, the partials, the new

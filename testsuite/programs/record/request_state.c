@@ -252,6 +252,16 @@ int main(void) {
             if (mode == 'b')
                 printf("input %d: index %s\n", i, index != 0 && back == index ? "kept" : "lost");
         }
+        /* A declaration whose result pointer cannot be written: nothing is
+         * written there, and the program goes on (natively the request
+         * writes nothing either). */
+        {
+            double lost = 1.0;
+            struct dgad_block_info_ info = {&zero, &zero, &zero_partial, &zero_partial,
+                                            (void *)16, &lost};
+            uint64_t new_index[6] = {DGAD_REQ_NEW_INDEX_NOACTIVITYANALYSIS, (uint64_t)&info, 0, 0, 0, 0};
+            request("NEW_INDEX to an unwritable result", new_index, 0, 0);
+        }
         /* The output y = v0 v1 + w, so that the recording can be evaluated:
          * its gradient is (v1, v0, 1) = (4, 3, 1). */
         double y = v[0] * v[1] + (double)w;
