@@ -556,6 +556,19 @@ struct Translator<'a> {
     /// The cache's temporary `xmm31` holds zero here (its activity tests
     /// compare against it; the code that uses it otherwise clears this).
     t2_zero: bool,
+    /// The lanes of the instruction being recorded inline whose
+    /// all-passive path [`Self::blocks_epilogue`] emits out of line.
+    passive_lanes: Vec<PassiveLane>,
+}
+
+/// An inline-recorded lane's path for all-passive operands: the `je` at
+/// `field` to it, the lane's shadow to clear (`width` bytes at `lane_sh`),
+/// the code to go back to.
+struct PassiveLane {
+    field: usize,
+    lane_sh: u32,
+    width: u8,
+    back: usize,
 }
 
 /// How far a [`Translator`] had got, to undo one instruction.
@@ -599,6 +612,7 @@ impl<'a> Translator<'a> {
             rare_paths: Vec::new(),
             tangent_cache_used: false,
             t2_zero: false,
+            passive_lanes: Vec::new(),
         }
     }
 
@@ -626,6 +640,8 @@ impl<'a> Translator<'a> {
         self.dirty = m.dirty;
         self.rare_paths.truncate(m.rare_paths);
         self.t2_zero = m.t2_zero;
+        // An instruction's passive lanes are emitted with it.
+        self.passive_lanes.clear();
     }
 
     fn map(&mut self, guest_pc: u64, spills: u8) {
@@ -1505,12 +1521,15 @@ impl<'a> Translator<'a> {
             gs_operand(l.tool_area + 16),
             blocks,
         ));
-        let done = self.e.jmp_rel32_placeholder();
-        let here = self.e.offset();
-        self.e.bind_rel32(passive, here);
-        self.e.zero_gs(lane_sh, width);
-        let here = self.e.offset();
-        self.e.bind_rel32(done, here);
+        // All-passive operands: the lane's shadow cleared out of line
+        // ([`Self::blocks_epilogue`]), so that the common path, a block
+        // written, falls through without a jump.
+        self.passive_lanes.push(PassiveLane {
+            field: passive,
+            lane_sh,
+            width,
+            back: self.e.offset(),
+        });
     }
 
     /// A VEX scalar form of lanes of `w` bytes keeps bytes `w..16` of its
@@ -1671,6 +1690,13 @@ impl<'a> Translator<'a> {
         self.e.load_gs(Gpr::RCX, l.spill_rcx);
         self.e.load_gs(Gpr::RAX, l.spill_rax);
         let to_insn = self.e.jmp_rel32_placeholder();
+        for p in std::mem::take(&mut self.passive_lanes) {
+            let here = self.e.offset();
+            self.e.bind_rel32(p.field, here);
+            self.e.zero_gs(p.lane_sh, p.width);
+            let back = self.e.jmp_rel32_placeholder();
+            self.e.bind_rel32(back, p.back);
+        }
         let here = self.e.offset();
         self.e.bind_rel32(no_room, here);
         self.asm(Instruction::with2(Code::Mov_r32_imm32, Register::EDX, 1u32));
