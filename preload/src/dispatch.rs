@@ -33,11 +33,17 @@ pub extern "C" fn dgad_dispatch(ctx: &mut ThreadCtx) {
                 }
                 Some(ExitKind::ClientRequest) => {
                     // Answered here; the block goes on right after the
-                    // record (no lookup; a signal that came meanwhile is
-                    // delivered at the next instruction boundary).
+                    // record (no lookup), where the next instruction
+                    // starts: a signal that came meanwhile is delivered
+                    // there at once, below (single-stepping to it through
+                    // the way back into the block took a trap per
+                    // instruction, twenty for every signal).
                     ctx.regs.rip = rec.target;
                     crate::tool::tool().client_request(ctx);
-                    return continue_in_block(ctx, rec_addr, rec.patch);
+                    if crate::signals::pending_len(ctx) == 0 {
+                        return continue_in_block(ctx, rec_addr, rec.patch);
+                    }
+                    rec.target
                 }
                 Some(ExitKind::Instrument) => {
                     // Apply the instruction's AD semantics, then run it: it
@@ -99,7 +105,9 @@ pub extern "C" fn dgad_dispatch(ctx: &mut ThreadCtx) {
 /// this path ([`crate::tool::Tool::light_request`]), sets
 /// `ctx.resume_addr` after the exit record as the full path does and
 /// returns 0; else changes nothing and returns 1: the entry takes the full
-/// path, whose dispatch answers it.
+/// path, whose dispatch answers it. (It also returns 1 after answering when
+/// a signal waits, with the reason set so that the full path delivers it
+/// rather than answering again.)
 pub extern "C" fn dgad_light_request(ctx: &mut ThreadCtx) -> u32 {
     // The path keeps only xmm0–15 aside: a build whose Rust code may use
     // the AVX registers (`-C target-cpu=native`, say) takes the full one.
@@ -117,6 +125,13 @@ pub extern "C" fn dgad_light_request(ctx: &mut ThreadCtx) -> u32 {
     let rec = cache::exit_record(rec_addr);
     ctx.regs.rip = rec.target;
     tool.client_request(ctx);
+    if crate::signals::pending_len(ctx) != 0 {
+        // A signal came meanwhile: the full path delivers it at the
+        // instruction after the request, from the whole state it saves
+        // (`dgad_dispatch` with `RESUME_AT_RIP`), without answering again.
+        ctx.reason = reason::RESUME_AT_RIP;
+        return 1;
+    }
     continue_in_block(ctx, rec_addr, rec.patch);
     0
 }

@@ -794,7 +794,7 @@ fn with_signals_blocked<R>(f: impl FnOnce() -> R) -> R {
 /// changes it behind the runtime's `&mut ThreadCtx`, so a value the
 /// compiler kept from before signals were blocked would be stale (it did
 /// keep one: the queue lost the signal that came in between).
-fn pending_len(ctx: &ThreadCtx) -> usize {
+pub fn pending_len(ctx: &ThreadCtx) -> usize {
     // SAFETY: a plain aligned u32 field of a live context.
     unsafe { core::ptr::read_volatile(&ctx.pending_len) as usize }
 }

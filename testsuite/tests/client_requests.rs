@@ -72,3 +72,43 @@ fn requests_keep_every_register_they_do_not_answer_in() {
         assert_eq!(grad, [4.0, 3.0, 1.0], "{opt:?}: the gradient of v0·v1 + w");
     }
 }
+
+/// The same requests, checked the same way, 1,000 rounds under a 200 µs
+/// timer whose handler computes with vector and x87 registers: signals
+/// that arrive while a request is answered (on the light path or the full
+/// one) are delivered after it, and nothing of the program's state moves.
+#[test]
+fn requests_under_a_timer_keep_every_register() {
+    let prog = build_record_program("request_state.c", &[], OptLevel::O3);
+    let inv = Invocation::new(&prog).args(["timer", "1000"]);
+    let dir = ScratchDir::new("request-state-timer");
+    let record = dir.path().join("run");
+    for env in [
+        vec![("DGAD_MODE", "null")],
+        vec![("DGAD_MODE", "dot")],
+        vec![
+            ("DGAD_MODE", "record"),
+            ("DGAD_RECORD", record.to_str().unwrap()),
+        ],
+    ] {
+        let out = run_under_dgad(&inv, None, &env);
+        assert!(out.status.success(), "{env:?}: {out:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "timer ok\n",
+            "{env:?}"
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        let handled: u64 = err
+            .lines()
+            .find_map(|l| {
+                l.strip_prefix("timer: ")?
+                    .split_whitespace()
+                    .next()?
+                    .parse()
+                    .ok()
+            })
+            .unwrap_or_else(|| panic!("{env:?}: no count of signals: {err}"));
+        assert!(handled > 0, "{env:?}: no signal arrived: {err}");
+    }
+}

@@ -18,11 +18,15 @@
  * in record mode the first creates the record files and takes the full
  * path, the others the light one), their indices read back with GET_INDEX,
  * and an output y = v0 v1 + w declared. Exit 1 with the first register
- * that changed on stderr. */
+ * that changed on stderr. With `timer N`: N rounds of requests (and more
+ * until five signals came) under a 200 µs timer whose handler computes
+ * with vector and x87 registers. */
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <dgad/request.h>
 
 struct state {
@@ -196,13 +200,70 @@ static uint64_t request(const char *what, const uint64_t *block, uint64_t dflt, 
     return out.result;
 }
 
-int main(void) {
+/* `timer N`: N requests under a 200 µs timer whose handler computes with
+ * the vector and x87 registers, each request checked as above. */
+static volatile double handler_sum;
+static volatile long handler_runs;
+
+static void on_alarm(int sig) {
+    (void)sig;
+    double s = 0.0;
+    long double l = 1.0L;
+    for (int i = 1; i <= 16; i++) {
+        s += 1.0 / (double)i;
+        l *= 1.0001L;
+    }
+    handler_sum += s + (double)l;
+    handler_runs++;
+}
+
+static int under_timer(long n) {
+    /* One input declared first: record mode answers requests on the light
+     * path once its files exist. */
+    static const uint64_t zero = 0;
+    static const double zero_partial = 0.0;
+    double input = 1.0;
+    uint64_t index = 0;
+    struct dgad_block_info_ info = {&zero, &zero, &zero_partial, &zero_partial, &index, &input};
+    uint64_t new_index[6] = {DGAD_REQ_NEW_INDEX_NOACTIVITYANALYSIS, (uint64_t)&info, 0, 0, 0, 0};
+    uint64_t set_index[6] = {DGAD_REQ_SET_INDEX, (uint64_t)&input, (uint64_t)&index, 0, 0, 0};
+    uint64_t to_file[6] = {DGAD_REQ_INDEX_TO_FILE, DGAD_INDEXFILE_INPUT_, (uint64_t)&index, 0, 0, 0};
+    request("NEW_INDEX", new_index, 0, 0);
+    request("SET_INDEX", set_index, 0, 0);
+    request("INDEX_TO_FILE", to_file, 0, 0);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_alarm;
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGALRM, &sa, NULL);
+    struct itimerval it = {{0, 200}, {0, 200}};
+    setitimer(ITIMER_REAL, &it, NULL);
+    uint64_t get_mode[6] = {DGAD_REQ_GET_MODE, 0, 0, 0, 0, 0};
+    double x = 2.5, seed = 0.75, got = 0.0;
+    uint64_t set_d[6] = {DGAD_REQ_SET_DOTVALUE, (uint64_t)&x, (uint64_t)&seed, 8, 0, 0};
+    uint64_t get_d[6] = {DGAD_REQ_GET_DOTVALUE, (uint64_t)&x, (uint64_t)&got, 8, 0, 0};
+    /* At least n rounds, and on until a few signals came. */
+    for (long i = 0; i < n || handler_runs < 5; i++) {
+        request("GET_MODE under a timer", get_mode, 0, i % 2 ? DF : 0);
+        request("SET_DOTVALUE under a timer", set_d, 0, 0);
+        request("GET_DOTVALUE under a timer", get_d, 0, i % 2 ? 0 : DF);
+    }
+    struct itimerval off = {{0, 0}, {0, 0}};
+    setitimer(ITIMER_REAL, &off, NULL);
+    fprintf(stderr, "timer: %ld signals handled\n", (long)handler_runs);
+    printf("timer ok\n");
+    return 0;
+}
+
+int main(int argc, char **argv) {
     __builtin_cpu_init();
     if (!__builtin_cpu_supports("avx")) {
         fprintf(stderr, "request_state: this test needs AVX\n");
         return 2;
     }
     has512 = __builtin_cpu_supports("avx512f");
+    if (argc == 3 && strcmp(argv[1], "timer") == 0)
+        return under_timer(atol(argv[2]));
     uint64_t get_mode[6] = {DGAD_REQ_GET_MODE, 0, 0, 0, 0, 0};
     static const uint64_t flag_sets[3] = {0, DF, AC};
     /* A request block that cannot be read (an unmapped page): the
