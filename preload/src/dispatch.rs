@@ -114,11 +114,8 @@ pub extern "C" fn dgad_light_request(ctx: &mut ThreadCtx) -> u32 {
     if cfg!(target_feature = "avx") {
         return 1;
     }
-    let Some(code) = crate::guest_mem::read_u64(ctx.regs.gpr[reg::RAX]) else {
-        return 1;
-    };
     let tool = crate::tool::tool();
-    if !tool.light_request(ctx, code) {
+    if !tool.light_request() {
         return 1;
     }
     let rec_addr = ctx.exit_record;

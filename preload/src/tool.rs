@@ -98,8 +98,8 @@ pub trait Tool: Sync {
     /// holds the default result (what the program gets natively).
     fn client_request(&self, _ctx: &mut ThreadCtx) {}
 
-    /// Whether [`Tool::client_request`] may answer the request `code` on
-    /// the engine's light path (`entry.rs`, `dgad_enter_request`): the
+    /// Whether [`Tool::client_request`] may answer requests now on the
+    /// engine's light path (`entry.rs`, `dgad_enter_request`): the
     /// guest's general registers and flags are in `ctx.regs`, but its
     /// vector, x87 and mask registers stay live in the CPU (`ctx.xsave` is
     /// stale) and only xmm0–15 and MXCSR are put aside. The handler must
@@ -108,7 +108,7 @@ pub trait Tool: Sync {
     /// function (glibc's string and math functions use the AVX and AVX-512
     /// registers), except on a path that ends the process. `false` takes
     /// the full path (every register saved), about 2.5 times the cost.
-    fn light_request(&self, _ctx: &ThreadCtx, _code: u64) -> bool {
+    fn light_request(&self) -> bool {
         false
     }
 
@@ -181,14 +181,14 @@ impl Tool for NullTool {
         "null"
     }
 
-    /// The first input declaration gets one line per process saying that
-    /// nothing records it. Costs nothing to a program without client
-    /// requests: they are the only way here.
     /// Its answer reads memory and formats one message.
-    fn light_request(&self, _ctx: &ThreadCtx, _code: u64) -> bool {
+    fn light_request(&self) -> bool {
         true
     }
 
+    /// The first input declaration gets one line per process saying that
+    /// nothing records it. Costs nothing to a program without client
+    /// requests: they are the only way here.
     fn client_request(&self, ctx: &mut ThreadCtx) {
         use std::sync::atomic::{AtomicBool, Ordering};
         static TOLD: AtomicBool = AtomicBool::new(false);

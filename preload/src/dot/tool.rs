@@ -50,7 +50,7 @@ impl Tool for DotTool {
     /// Every request: answering one copies tangents between memory and
     /// shadows, and converts long doubles in software
     /// (`ad::guest::f80_to_f64`, `dot::mode::f64_to_f80`).
-    fn light_request(&self, _ctx: &ThreadCtx, _code: u64) -> bool {
+    fn light_request(&self) -> bool {
         true
     }
 

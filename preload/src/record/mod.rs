@@ -199,14 +199,14 @@ impl Recorder {
         self.disabled.load(Ordering::Relaxed) <= 0 && !self.forked.load(Ordering::Relaxed)
     }
 
-    /// The tape's descriptor, creating the recording's files first if this
-    /// is the first block or declaration.
     /// Whether the record files exist (created at the first declaration
     /// or tape chunk).
     pub fn files_created(&self) -> bool {
         self.tape_fd.load(Ordering::Acquire) >= 0
     }
 
+    /// The tape's descriptor, creating the recording's files first if this
+    /// is the first block or declaration.
     fn tape_file(&self) -> i32 {
         let fd = self.tape_fd.load(Ordering::Acquire);
         if fd >= 0 {

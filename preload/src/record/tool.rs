@@ -53,7 +53,7 @@ impl Tool for RecordTool {
     /// Every request once the record files exist: answering one then
     /// writes blocks and index lines with system calls of its own. Before,
     /// the first declaration creates the files, the full path.
-    fn light_request(&self, _ctx: &ThreadCtx, _code: u64) -> bool {
+    fn light_request(&self) -> bool {
         super::recorder().is_none_or(|r| r.files_created())
     }
 
