@@ -1105,12 +1105,29 @@ impl<'a> Translator<'a> {
     /// undoes it derivative 0: both halves must reach it, `record::apply::
     /// shifter_addend` and `undoes_shift`). Clobbers `rax` and the flags.
     fn rounding_constant_check(&mut self) -> usize {
-        use iced_x86::Code::*;
-        self.asm(Instruction::with2(Shr_rm64_imm8, Register::RAX, 52u32));
-        self.asm(Instruction::with2(And_rm32_imm32, Register::EAX, 0x7ffu32));
-        self.asm(Instruction::with2(Sub_rm32_imm32, Register::EAX, 1065u32));
-        self.asm(Instruction::with2(Cmp_rm32_imm8, Register::EAX, 11u32));
+        self.shifter_binade_compare(true);
         self.e.jcc_rel32_placeholder(0x6) // jbe
+    }
+
+    /// Given a double's bits in `rax` (`double`) or a float's in `eax`:
+    /// compares its biased exponent less the lowest shifter binade's
+    /// (2^42, 2^13) with 11, so that `jbe` is taken in the shifters'
+    /// binades ([`Self::rounding_constant_check`],
+    /// [`Self::float_rounding_constant_check`]). Clobbers `rax` and the
+    /// flags.
+    pub(super) fn shifter_binade_compare(&mut self, double: bool) {
+        use iced_x86::Code::*;
+        use Register::*;
+        if double {
+            self.asm(Instruction::with2(Shr_rm64_imm8, RAX, 52u32));
+            self.asm(Instruction::with2(And_rm32_imm32, EAX, 0x7ffu32));
+            self.asm(Instruction::with2(Sub_rm32_imm32, EAX, 1065u32));
+        } else {
+            self.asm(Instruction::with2(Shr_rm32_imm8, EAX, 23u32));
+            self.asm(Instruction::with2(And_rm32_imm32, EAX, 0xffu32));
+            self.asm(Instruction::with2(Sub_rm32_imm32, EAX, 140u32));
+        }
+        self.asm(Instruction::with2(Cmp_rm32_imm8, EAX, 11u32));
     }
 
     /// Saves the status flags in the context (`lahf` for SF ZF AF PF CF,
@@ -1399,12 +1416,7 @@ impl<'a> Translator<'a> {
     /// the binades of a float rounding trick's shifters (see
     /// [`Self::rounding_constant_check`]). Clobbers `eax` and the flags.
     fn float_rounding_constant_check(&mut self) -> usize {
-        use iced_x86::Code::*;
-        use Register::*;
-        self.asm(Instruction::with2(Shr_rm32_imm8, EAX, 23u32));
-        self.asm(Instruction::with2(And_rm32_imm32, EAX, 0xffu32));
-        self.asm(Instruction::with2(Sub_rm32_imm32, EAX, 140u32));
-        self.asm(Instruction::with2(Cmp_rm32_imm8, EAX, 11u32));
+        self.shifter_binade_compare(false);
         self.e.jcc_rel32_placeholder(0x6) // jbe
     }
 
@@ -2463,9 +2475,9 @@ impl<'a> Translator<'a> {
     /// its slot (the instruction's map entry says so); the caller loads it
     /// back.
     fn shadow_address_in_spilled_rax(&mut self, insn: &Instruction) -> Result<(), TranslateError> {
-        self.spilled(insn, SPILLS_RAX);
-        self.e.store_gs(self.layout.spill_rax, Gpr::RAX);
-        self.shadow_address_in_rax(insn)
+        self.shadow_operand_in_spilled_rax(insn)?;
+        self.e.shadow_offset_rax();
+        Ok(())
     }
 
     /// [`Self::shadow_address_in_spilled_rax`] without its last addition:
@@ -2479,10 +2491,7 @@ impl<'a> Translator<'a> {
         self.spilled(insn, SPILLS_RAX);
         self.e.store_gs(self.layout.spill_rax, Gpr::RAX);
         self.masked_address_in_rax(insn)?;
-        Ok(MemoryOperand::with_base_displ(
-            Register::RAX,
-            shadowmem::SHADOW_OFFSET as i64,
-        ))
+        Ok(shadow_of_masked_rax())
     }
 
     /// `rax` = the shadow address of `insn`'s memory operand: `lea rax,
@@ -2919,6 +2928,12 @@ const CLIENT_REQUEST: [u8; 19] = [
     0x48, 0xc1, 0xc7, 0x03, 0x48, 0xc1, 0xc7, 0x0d, 0x48, 0xc1, 0xc7, 0x3d, 0x48, 0xc1, 0xc7, 0x33,
     0x48, 0x87, 0xdb,
 ];
+
+/// `[rax + SHADOW_OFFSET]`: the shadow of the address whose masked form
+/// (`Emitter::shadow_mask_rax`) `rax` holds.
+pub(super) fn shadow_of_masked_rax() -> MemoryOperand {
+    MemoryOperand::with_base_displ(Register::RAX, shadowmem::SHADOW_OFFSET as i64)
+}
 
 /// The length of the client-request sequence if `code` starts with one.
 fn client_request_at(code: &[u8]) -> Option<usize> {

@@ -443,8 +443,7 @@ impl Translator<'_> {
                 );
                 self.asm(Instruction::with2(load, T0, at));
                 self.e.shadow_mask_rax(l.shadow_mask);
-                let at =
-                    MemoryOperand::with_base_displ(Register::RAX, shadowmem::SHADOW_OFFSET as i64);
+                let at = super::shadow_of_masked_rax();
                 match (a.scalar, double) {
                     (false, _) => self.load16(T1, at),
                     (true, true) => self.asm(Instruction::with2(EVEX_Vmovsd_xmm_k1z_m64, T1, at)),
@@ -505,11 +504,11 @@ impl Translator<'_> {
     /// The common path of a scalar `add`, `sub` or `mul` with free flags,
     /// without mask registers; returns the `je`s to the masked code.
     /// `add`/`sub`: both tangents nonzero (`vucomisd` against zero: ±0 and
-    /// NaN leave), then the sum. `mul`:
-    /// both products unmasked, kept where their sum is neither ±0 nor
-    /// NaN — there it equals the masked sum bit for bit (a product with a
-    /// ±0 tangent is ±0, and x + ±0 = x for x ≠ 0); a ±0 or NaN sum leaves
-    /// for the masked code, which gets the sign of a zero and `∞·0` right.
+    /// NaN leave), then the sum. `mul`: both products unmasked, kept where
+    /// their sum is neither ±0 nor NaN — there it equals the masked sum
+    /// bit for bit (a product with a ±0 tangent is ±0, and x + ±0 = x for
+    /// x ≠ 0); a ±0 or NaN sum leaves for the masked code, which gets the
+    /// sign of a zero and `∞·0` right.
     fn plain_scalar(&mut self, f: ArithForm, op: FpOp, o: Operands) -> Vec<usize> {
         use Code::*;
         let ucomi = if f.double {
@@ -842,23 +841,18 @@ impl Translator<'_> {
             return Ok(());
         }
         let index = self.index;
-        let mut k = 0;
-        while k < self.rare_paths.len() {
-            let p = &self.rare_paths[k];
-            let (insn, a, back, at, dirty) = (p.insn, p.a, p.back, p.index, p.dirty);
-            let kind = core::mem::replace(
-                &mut self.rare_paths[k].kind,
-                RareKind::Masked {
-                    ops: Operands {
-                        d: 0,
-                        b: T0,
-                        db: T1,
-                        a: Register::XMM0,
-                    },
-                    fields: Vec::new(),
-                },
-            );
-            k += 1;
+        // In order; a masked path may queue its instruction's ordinary one.
+        let mut queue: std::collections::VecDeque<RarePath> =
+            core::mem::take(&mut self.rare_paths).into();
+        while let Some(RarePath {
+            insn,
+            a,
+            kind,
+            back,
+            index: at,
+            dirty,
+        }) = queue.pop_front()
+        {
             self.index = at;
             self.dirty = dirty;
             let here = self.e.offset();
@@ -873,7 +867,7 @@ impl Translator<'_> {
                         scalar: a.scalar,
                     };
                     if let Some(field) = self.masked_arithmetic(f, a.op, ops) {
-                        self.rare_paths.push(RarePath {
+                        queue.push_back(RarePath {
                             insn,
                             a,
                             kind: RareKind::Ordinary { field, ops },
@@ -903,7 +897,6 @@ impl Translator<'_> {
             let jmp = self.e.jmp_rel32_placeholder();
             self.e.bind_rel32(jmp, back);
         }
-        self.rare_paths.clear();
         self.index = index;
         self.dirty = 0;
         self.inside(end_pc, 0, 0);
@@ -947,25 +940,15 @@ impl Translator<'_> {
         i.set_op_mask(Register::K1);
         self.asm(Ok(i));
         self.t2_zero = false;
-        // Its biased exponent, less the lowest shifter binade's, unsigned
-        // below 12: a shifter.
+        // Its exponent in a shifter binade: the ordinary code.
         self.spilled(insn, SPILLS_RAX);
         self.e.store_gs(l.spill_rax, Gpr::RAX);
-        let (to_gpr, shift, mask, lowest) = if double {
-            (EVEX_Vmovq_rm64_xmm, 52u32, 0x7ffu32, 1023 + 42u32)
+        if double {
+            self.asm(Instruction::with2(EVEX_Vmovq_rm64_xmm, Register::RAX, T2));
         } else {
-            (EVEX_Vmovd_rm32_xmm, 23, 0xff, 127 + 13)
-        };
-        let dst = if double { Register::RAX } else { Register::EAX };
-        self.asm(Instruction::with2(to_gpr, dst, T2));
-        for (code, reg, imm) in [
-            (Code::Shr_rm64_imm8, Register::RAX, shift),
-            (Code::And_rm32_imm32, Register::EAX, mask),
-            (Code::Sub_rm32_imm32, Register::EAX, lowest),
-            (Code::Cmp_rm32_imm8, Register::EAX, 11),
-        ] {
-            self.asm(Instruction::with2(code, reg, imm));
+            self.asm(Instruction::with2(EVEX_Vmovd_rm32_xmm, Register::EAX, T2));
         }
+        self.shifter_binade_compare(double);
         self.e.load_gs(Gpr::RAX, l.spill_rax);
         let shifter = self.e.jcc_rel32_placeholder(0x6); // jbe
         self.inside(insn.ip(), 0, 0);
