@@ -440,6 +440,7 @@ impl CodeCache {
             stack_bias: 0,
             scratch: 0,
             tangents: 0,
+            flags_dead: false,
         };
         publish(
             ci,

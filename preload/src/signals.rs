@@ -489,6 +489,33 @@ fn locate(pc: u64) -> Option<(u64, bool, InsnMapEntry)> {
     Some((e.guest_pc, exact, e))
 }
 
+/// A thread interrupted at `pc` inside the inserted code of a boundary
+/// entry, which may be abandoned and run again from the entry's start
+/// (`rewriter::restart`): the guest pc there and the entry with the
+/// spills in effect at `pc`, for [`redirect`]. Signal context.
+fn restart_point(pc: u64) -> Option<(u64, InsnMapEntry)> {
+    let b = cache::find_block(pc)?;
+    let off = (pc - b.cache_start) as u32;
+    let i = b.insn_map.partition_point(|e| e.cache_off <= off);
+    let e = *b.insn_map.get(i.checked_sub(1)?)?;
+    if !e.boundary || e.cache_off == off {
+        return None;
+    }
+    let start = b.cache_start + u64::from(e.cache_off);
+    // SAFETY: `[start, pc)` is this block's cache code, mapped and never
+    // changed for the process's life.
+    let code = unsafe { core::slice::from_raw_parts(start as *const u8, (pc - start) as usize) };
+    let r = rewriter::restart::restartable(code, start, &e, &ThreadCtx::LAYOUT)?;
+    Some((
+        e.guest_pc,
+        InsnMapEntry {
+            spills: r.spills,
+            scratch: r.scratch,
+            ..e
+        },
+    ))
+}
+
 pub(crate) fn is_fault(sig: i32, info: &libc::siginfo_t) -> bool {
     matches!(
         sig,
@@ -624,6 +651,7 @@ extern "C" fn host_handler(sig: i32, info: *mut libc::siginfo_t, ucv: *mut libc:
         && (info.si_code == 2 // TRAP_TRACE
             || info.si_code == 1 && !after_int3(pc)); // TRAP_BRKPT
     if stepping_trap {
+        STATS.steps.fetch_add(1, Ordering::Relaxed);
         if ctx.stepping & STEPPED_PUSHF != 0 {
             clear_pushed_trap_flag(uc);
             ctx.stepping &= !STEPPED_PUSHF;
@@ -662,6 +690,14 @@ extern "C" fn host_handler(sig: i32, info: *mut libc::siginfo_t, ucv: *mut libc:
             redirect(ctx, uc, gpc, spilled);
         }
         Some(_) => {
+            if let Some((gpc, at)) = restart_point(pc) {
+                // The instruction's code so far can be run again: deliver
+                // as at its start, without stepping there.
+                STATS.restarts.fetch_add(1, Ordering::Relaxed);
+                queue(ctx, sig, info, Some(uc));
+                redirect(ctx, uc, gpc, at);
+                return;
+            }
             queue(ctx, sig, info, None);
             ctx.stepping = STEPPING;
             uc.uc_mcontext.gregs[libc::REG_EFL as usize] |= TF as i64;

@@ -18,6 +18,12 @@ pub struct Stats {
     pub syscalls: AtomicU64,
     /// Signals delivered to guest handlers.
     pub signals: AtomicU64,
+    /// Single steps taken to bring a thread from inside an instruction's
+    /// translation to the next boundary, where a signal is delivered.
+    pub steps: AtomicU64,
+    /// Signals that arrived inside an instruction's inserted code and were
+    /// delivered at its start (`rewriter::restart`), without stepping.
+    pub restarts: AtomicU64,
     /// Indirect-branch lookups that missed (summed from exited threads).
     pub ibl_misses: AtomicU64,
     /// Indirect-branch lookups that hit (summed from exited threads).
@@ -43,6 +49,8 @@ pub static STATS: Stats = Stats {
     invalidated: AtomicU64::new(0),
     syscalls: AtomicU64::new(0),
     signals: AtomicU64::new(0),
+    steps: AtomicU64::new(0),
+    restarts: AtomicU64::new(0),
     ibl_misses: AtomicU64::new(0),
     ibl_hits: AtomicU64::new(0),
     ibl_hits2: AtomicU64::new(0),
@@ -128,7 +136,7 @@ pub fn report() {
     let l = |c: &AtomicU64| c.load(Ordering::Relaxed);
     crate::dgad_eprintln!(
         "stats pid {}: {} blocks, {} guest instructions translated, {} cache bytes, {} links, {} invalidated, \
-         {} syscalls, {} signals, indirect lookups {} ({:.2}% hit, {} of them in the table's second way; {} missed), {} instructions with no semantic entry, \
+         {} syscalls, {} signals ({} of them from inside an instruction's code delivered at its start, {} single steps to reach a boundary), indirect lookups {} ({:.2}% hit, {} of them in the table's second way; {} missed), {} instructions with no semantic entry, \
          {} blocks with the tangent cache, {} tape chunks written by the writer thread, {}",
         crate::init::pid(),
         l(&STATS.blocks),
@@ -138,6 +146,8 @@ pub fn report() {
         l(&STATS.invalidated),
         l(&STATS.syscalls),
         l(&STATS.signals),
+        l(&STATS.restarts),
+        l(&STATS.steps),
         lookups,
         rate,
         hits2,

@@ -14,6 +14,7 @@ pub mod disasm;
 pub mod emit;
 pub mod instrument;
 pub mod layout;
+pub mod restart;
 pub mod semantics;
 pub mod translate;
 

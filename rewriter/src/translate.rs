@@ -154,6 +154,12 @@ pub struct InsnMapEntry {
     /// file's: a signal or fault here writes them back first
     /// ([`TranslateOptions::tangent_cache`]).
     pub tangents: u16,
+    /// On a boundary entry: the guest's status flags are dead before the
+    /// instruction, so its inserted code may change them and still be
+    /// abandoned and run again from [`Self::cache_off`] (the runtime
+    /// delivers a signal that arrives in that code there when the code
+    /// has changed nothing else the guest or the tool keeps).
+    pub flags_dead: bool,
 }
 
 /// [`InsnMapEntry::spills`]: guest `rax` is in its spill slot.
@@ -476,6 +482,7 @@ pub fn translate_native_call(
         stack_bias: 0,
         scratch: 0,
         tangents: 0,
+        flags_dead: false,
     });
     let l = *layout;
     let signals = t.e.jne_if_gs32_nonzero_placeholder(l.pending_signals);
@@ -653,7 +660,28 @@ impl<'a> Translator<'a> {
             stack_bias: 0,
             scratch: 0,
             tangents: self.dirty,
+            flags_dead: false,
         });
+    }
+
+    /// Before the copy of `insn` itself, after inserted code that its
+    /// boundary entry still covers: an inside entry (same spills and
+    /// tangents), so that a boundary's range never holds the guest
+    /// instruction, only code that comes before it (`restart`: a signal
+    /// in that code may be delivered at the boundary when the code can be
+    /// run again; the guest instruction never can).
+    fn mark_guest_insn(&mut self, insn: &Instruction) {
+        let here = self.e.offset() as u32;
+        if let Some(&e) = self.insn_map.last() {
+            if e.boundary && e.guest_pc == insn.ip() && e.cache_off != here {
+                self.insn_map.push(InsnMapEntry {
+                    cache_off: here,
+                    boundary: false,
+                    flags_dead: false,
+                    ..e
+                });
+            }
+        }
     }
 
     /// Marks the code from here on as inside `guest_pc`'s translation,
@@ -667,6 +695,7 @@ impl<'a> Translator<'a> {
             stack_bias,
             scratch: 0,
             tangents: self.dirty,
+            flags_dead: false,
         });
     }
 
@@ -733,6 +762,9 @@ impl<'a> Translator<'a> {
             FlowControl::Next | FlowControl::Exception | FlowControl::XbeginXabortXend => {
                 self.map(insn.ip(), 0);
                 let flags_dead = self.flags_dead.get(self.index).copied().unwrap_or(false);
+                if let Some(e) = self.insn_map.last_mut() {
+                    e.flags_dead = flags_dead;
+                }
                 if let Some(plan) = self.instrument.map(|plan| plan(insn, flags_dead)) {
                     self.instrument_inline(insn, plan)?;
                 }
@@ -743,6 +775,7 @@ impl<'a> Translator<'a> {
                     let r32 = insn.op0_register().full_register32();
                     self.asm(Instruction::with2(Code::Mov_r32_imm32, r32, 0u32));
                 } else {
+                    self.mark_guest_insn(insn);
                     self.copy(insn, bytes)?;
                 }
                 // A trapping instruction (ud2, int3, hlt) ends the block, so
@@ -2590,6 +2623,7 @@ impl<'a> Translator<'a> {
             stack_bias,
             scratch: gpr.0,
             tangents,
+            flags_dead: false,
         });
         self.e.mov_imm64(gpr, insn.ip_rel_memory_address());
         let mut absolute = *insn;
@@ -2767,6 +2801,7 @@ impl<'a> Translator<'a> {
             stack_bias: 0,
             scratch: 0,
             tangents: 0,
+            flags_dead: false,
         });
         // rcx − guest_pc, from rax = !guest_pc; on a miss, back to the
         // target, out of line. The key is an immediate: loading the

@@ -118,7 +118,11 @@ fn render(t: &Translation, cache_pc: u64) -> String {
     let mut map = t.insn_map.iter().peekable();
     while off < t.code.len() {
         while let Some(e) = map.next_if(|e| e.cache_off as usize <= off) {
-            let kind = if e.boundary { "boundary" } else { "inside" };
+            let kind = match (e.boundary, e.flags_dead) {
+                (true, true) => "boundary, flags dead",
+                (true, false) => "boundary",
+                _ => "inside",
+            };
             let names = [
                 (SPILLS_RAX, "rax"),
                 (SPILLS_RCX, "rcx"),
