@@ -49,7 +49,12 @@ fn restarts(stderr: &str) -> u64 {
         .rev()
         .take_while(char::is_ascii_digit)
         .collect();
-    digits.chars().rev().collect::<String>().parse().expect("a count")
+    digits
+        .chars()
+        .rev()
+        .collect::<String>()
+        .parse()
+        .expect("a count")
 }
 
 fn bars(dir: &Path) -> f64 {
