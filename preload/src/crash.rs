@@ -19,43 +19,16 @@
 //! format is versioned (`v1`); the lines start with `dgad:` like all the
 //! runtime prints.
 //!
-//! Signal context: no allocation, no lock waited for (the disassembler,
-//! made at start-up, is skipped if another thread holds it); ELF files are
-//! read with `pread` into stack buffers.
+//! Signal context: no allocation, no lock (the instruction is written by
+//! `rewriter::disasm::write_plain`, which needs no formatter tables); ELF
+//! files are read with `pread` into stack buffers.
 
-use crate::lock::Lock;
 use crate::sys::{self, StackBuf};
 use core::fmt::Write as _;
-use iced_x86::{
-    Decoder, DecoderOptions, Formatter, FormatterOutput, FormatterTextKind, IntelFormatter,
-};
-use std::sync::OnceLock;
+use iced_x86::{Decoder, DecoderOptions};
 
 /// The report format's version.
 pub const VERSION: u32 = 1;
-
-/// The disassembler, made at start-up.
-struct Shared(IntelFormatter);
-
-// SAFETY: the formatter is only used under `FORMATTER`'s lock, by one
-// thread at a time; it was made without a symbol resolver or an options
-// provider, the trait objects that make it `!Send`.
-unsafe impl Send for Shared {}
-
-static FORMATTER: OnceLock<Lock<Shared>> = OnceLock::new();
-
-/// Makes the disassembler (at start-up: it allocates).
-pub fn init() {
-    let _ = FORMATTER.set(Lock::new(Shared(IntelFormatter::new())));
-}
-
-struct Out<'a>(&'a mut StackBuf<128>);
-
-impl FormatterOutput for Out<'_> {
-    fn write(&mut self, text: &str, _kind: FormatterTextKind) {
-        let _ = self.0.write_str(text);
-    }
-}
 
 /// Up to 32 executable mappings: (start, end).
 struct Code {
@@ -194,13 +167,11 @@ fn frame(k: usize, pc: u64, disassemble: bool) {
 }
 
 fn disassemble_at(pc: u64, out: &mut StackBuf<128>) {
-    let Some(f) = FORMATTER.get() else { return };
-    let Some(mut f) = f.try_lock() else { return };
     let mut bytes = [0u8; 15];
     let n = crate::cache::read_guest(pc, &mut bytes);
     let insn = Decoder::with_ip(64, &bytes[..n], pc, DecoderOptions::NONE).decode();
     if !insn.is_invalid() {
-        f.0.format(&insn, &mut Out(out));
+        let _ = rewriter::disasm::write_plain(&insn, out);
     }
 }
 

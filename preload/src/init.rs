@@ -270,7 +270,6 @@ pub extern "C" fn dgad_init(
     ctx.guest_ss = crate::signals::altstack_of_calling_thread();
     ctx.install_signal_stack();
     crate::threads::register(ctx);
-    crate::crash::init();
     crate::signals::init();
     crate::adopt::existing_threads();
     TAKEN_OVER.store(1, Ordering::Relaxed);

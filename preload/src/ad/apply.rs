@@ -14,6 +14,7 @@ use iced_x86::{
     Register,
 };
 use mathwrap::f80::F80;
+use rewriter::disasm::is_immediate;
 use rewriter::instrument::{
     byte_granular_shift, compares_with_constant, granule_shift, magnitude_shift, sign_bit_op,
     vector_magnitude_shift, writes, written_register_shadows,
@@ -2018,20 +2019,6 @@ fn granule_shift_by_register(ctx: &ThreadCtx, insn: &Instruction) -> bool {
 fn masked_element_bytes(insn: &Instruction) -> Option<usize> {
     let elem = rewriter::code_sizes::element_bytes(insn.code());
     matches!(elem, 1 | 2 | 4 | 8).then_some(elem)
-}
-
-fn is_immediate(k: OpKind) -> bool {
-    matches!(
-        k,
-        OpKind::Immediate8
-            | OpKind::Immediate16
-            | OpKind::Immediate32
-            | OpKind::Immediate64
-            | OpKind::Immediate8to16
-            | OpKind::Immediate8to32
-            | OpKind::Immediate8to64
-            | OpKind::Immediate32to64
-    )
 }
 
 fn read_mem_shadow(ctx: &ThreadCtx, addr: u64, buf: &mut [u8]) {
