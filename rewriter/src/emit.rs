@@ -29,6 +29,10 @@ pub struct Emitter {
     pub code: Vec<u8>,
     /// Address at which `code[0]` will execute.
     pub base: u64,
+    /// The offsets that bound branches reach ([`Self::bind_rel32`],
+    /// [`Self::bind_rel8`]): where code may be entered other than from the
+    /// instruction before.
+    pub targets: Vec<usize>,
 }
 
 impl Emitter {
@@ -37,6 +41,7 @@ impl Emitter {
         Emitter {
             code: Vec::with_capacity(1024),
             base,
+            targets: Vec::new(),
         }
     }
 
@@ -369,6 +374,7 @@ impl Emitter {
 
     /// Resolves a rel8 placeholder to jump to the current offset.
     pub fn bind_rel8(&mut self, rel8_at: usize) {
+        self.targets.push(self.offset());
         let rel = self.offset() as i64 - (rel8_at as i64 + 1);
         assert!((-128..=127).contains(&rel), "rel8 out of range");
         self.code[rel8_at] = rel as i8 as u8;
@@ -434,6 +440,7 @@ impl Emitter {
 
     /// Sets the rel32 field at `field` to reach the code offset `target`.
     pub fn bind_rel32(&mut self, field: usize, target: usize) {
+        self.targets.push(target);
         let rel = target as i64 - (field as i64 + 4);
         self.code[field..field + 4].copy_from_slice(&(rel as i32).to_le_bytes());
     }

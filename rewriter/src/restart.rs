@@ -114,8 +114,10 @@ fn spill_slot(layout: &ContextLayout, disp: u32, reg: u8) -> Option<u8> {
 /// put back at the boundary `entry` maps; if so, where the guest registers
 /// it changed are kept. Yes only when every instruction in `code`:
 ///
-/// - falls through (no branch: the path taken is the bytes in order) and
-///   has no `rep` or `lock` prefix;
+/// - falls through, or is a conditional branch to somewhere else (not
+///   taken, then: the translator ends a boundary's range wherever another
+///   branch comes back into it, so the path taken is the bytes in order),
+///   and has no `rep` or `lock` prefix;
 /// - is of a form the module lists, so that its only effects are its first
 ///   operand and perhaps the flags;
 /// - writes the flags only where the guest's are dead before the
@@ -151,12 +153,22 @@ pub fn restartable(
     while decoder.can_decode() {
         let insn = decoder.decode();
         if insn.is_invalid()
-            || insn.flow_control() != FlowControl::Next
             || insn.has_rep_prefix()
             || insn.has_repne_prefix()
             || insn.has_lock_prefix()
         {
             return None;
+        }
+        match insn.flow_control() {
+            FlowControl::Next => {}
+            // Not taken (the thread is past it), unless it leads back into
+            // the code run so far.
+            FlowControl::ConditionalBranch
+                if !(ip..=ip + code.len() as u64).contains(&insn.near_branch_target()) =>
+            {
+                continue;
+            }
+            _ => return None,
         }
         let form = form(insn.mnemonic())?;
         if matches!(form, Form::WritesWithFlags | Form::Compares) && !entry.flags_dead {
@@ -409,6 +421,44 @@ mod tests {
             a.vptestmq(k1, xmm16, xmm16).unwrap();
         });
         assert!(restartable(&clean, IP, &entry(true, 0), &l).is_some());
+    }
+
+    #[test]
+    fn a_branch_not_taken_elsewhere_is_passed() {
+        let l = ContextLayout::EXAMPLE;
+        // Record mode's start: spills, the chunk's room, an operand check.
+        let code = bytes(|a| {
+            a.mov(gs(l.spill_rax), rax).unwrap();
+            a.mov(gs(l.spill_rcx), rcx).unwrap();
+            a.mov(gs(l.spill_rdx), rdx).unwrap();
+            a.mov(rdx, gs(l.tool_area + 16)).unwrap();
+            a.lea(rax, ptr(rdx + 1)).unwrap();
+            a.cmp(rax, gs(l.tool_area + 24)).unwrap();
+            a.ja(IP + 0x1000).unwrap();
+            a.mov(eax, dword_ptr(u64::from(l.shadow_regs)).gs())
+                .unwrap();
+            a.cmp(rax, rdx).unwrap();
+            a.jae(IP + 0x1040).unwrap();
+        });
+        let r = restartable(&code, IP, &entry(true, 0), &l);
+        assert_eq!(
+            r,
+            Some(Restart {
+                spills: SPILLS_RAX | SPILLS_RCX | SPILLS_RDX,
+                scratch: 0
+            })
+        );
+        // A jump, and a branch back into the code run, are not passed.
+        let jump = bytes(|a| {
+            a.nop().unwrap();
+            a.jmp(IP + 0x1000).unwrap();
+        });
+        assert_eq!(restartable(&jump, IP, &entry(true, 0), &l), None);
+        let back = bytes(|a| {
+            a.nop().unwrap();
+            a.jne(IP).unwrap();
+        });
+        assert_eq!(restartable(&back, IP, &entry(true, 0), &l), None);
     }
 
     #[test]

@@ -432,6 +432,7 @@ fn translate_window(
         t.code_check(bytes, guest_pc, stub, body)?;
     }
     let literals_start = t.finish_exits();
+    t.split_boundaries();
     Ok(Some(Translation {
         literals_start,
         code: t.e.code,
@@ -539,6 +540,9 @@ struct Translator<'a> {
     /// Per instruction: vector registers dead before it (see
     /// [`crate::instrument::vectors_dead_before`]).
     vectors_dead: Vec<(u16, u16)>,
+    /// Where the copies of guest instructions end: code after one, up to
+    /// the next entry, is never a boundary's ([`Self::split_boundaries`]).
+    guest_ends: Vec<usize>,
     /// Index of the instruction being translated.
     index: usize,
     /// See [`Translation::entry_off`].
@@ -590,6 +594,8 @@ struct Mark {
     dirty: u16,
     rare_paths: usize,
     t2_zero: bool,
+    targets: usize,
+    guest_ends: usize,
 }
 
 impl<'a> Translator<'a> {
@@ -609,6 +615,7 @@ impl<'a> Translator<'a> {
             instrument: None,
             flags_dead: Vec::new(),
             vectors_dead: Vec::new(),
+            guest_ends: Vec::new(),
             index: 0,
             entry_off: 0,
             entry_miss: None,
@@ -634,6 +641,8 @@ impl<'a> Translator<'a> {
             dirty: self.dirty,
             rare_paths: self.rare_paths.len(),
             t2_zero: self.t2_zero,
+            targets: self.e.targets.len(),
+            guest_ends: self.guest_ends.len(),
         }
     }
 
@@ -647,6 +656,8 @@ impl<'a> Translator<'a> {
         self.dirty = m.dirty;
         self.rare_paths.truncate(m.rare_paths);
         self.t2_zero = m.t2_zero;
+        self.e.targets.truncate(m.targets);
+        self.guest_ends.truncate(m.guest_ends);
         // An instruction's passive lanes are emitted with it.
         self.passive_lanes.clear();
     }
@@ -682,6 +693,49 @@ impl<'a> Translator<'a> {
                 });
             }
         }
+    }
+
+    /// Ends every boundary entry's range where code may be reached other
+    /// than from its start — at a bound branch's target and after a guest
+    /// instruction's copy — with an inside entry (the same spills and
+    /// tangents). So a boundary's range is only inserted code run in order
+    /// from the boundary, before the guest instruction, which
+    /// [`crate::restart`] relies on.
+    fn split_boundaries(&mut self) {
+        let mut at: Vec<usize> = self
+            .e
+            .targets
+            .iter()
+            .chain(&self.guest_ends)
+            .copied()
+            .collect();
+        at.sort_unstable();
+        at.dedup();
+        let mut map = Vec::with_capacity(self.insn_map.len() + at.len());
+        let mut cuts = at.into_iter().peekable();
+        let entries = core::mem::take(&mut self.insn_map);
+        for (i, &e) in entries.iter().enumerate() {
+            map.push(e);
+            let end = entries
+                .get(i + 1)
+                .map_or(usize::MAX, |n| n.cache_off as usize);
+            while let Some(&c) = cuts.peek() {
+                if c >= end {
+                    break;
+                }
+                cuts.next();
+                let last = *map.last().expect("pushed above");
+                if c > e.cache_off as usize && last.boundary {
+                    map.push(InsnMapEntry {
+                        cache_off: c as u32,
+                        boundary: false,
+                        flags_dead: false,
+                        ..last
+                    });
+                }
+            }
+        }
+        self.insn_map = map;
     }
 
     /// Marks the code from here on as inside `guest_pc`'s translation,
@@ -777,6 +831,7 @@ impl<'a> Translator<'a> {
                 } else {
                     self.mark_guest_insn(insn);
                     self.copy(insn, bytes)?;
+                    self.guest_ends.push(self.e.offset());
                 }
                 // A trapping instruction (ud2, int3, hlt) ends the block, so
                 // the pc the kernel reports after it is a mapped boundary.
