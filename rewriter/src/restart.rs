@@ -24,7 +24,7 @@
 
 use crate::layout::ContextLayout;
 use crate::translate::{InsnMapEntry, SPILLS_RAX, SPILLS_RCX, SPILLS_RDX, SPILLS_SCRATCH};
-use iced_x86::{Decoder, DecoderOptions, FlowControl, Mnemonic, OpKind, Register};
+use iced_x86::{Decoder, DecoderOptions, FlowControl, Instruction, Mnemonic, OpKind, Register};
 
 /// Where the guest registers are when the code is abandoned: the spill
 /// bits and scratch register for the instruction's map entry, to restore
@@ -56,9 +56,8 @@ enum Form {
 fn form(m: Mnemonic) -> Option<Form> {
     use Mnemonic::*;
     Some(match m {
-        Add | Sub | And | Or | Xor | Shl | Shr | Sar | Rol | Ror | Inc | Dec | Neg => {
-            Form::WritesWithFlags
-        }
+        Add | Sub | And | Or | Xor | Shl | Shr | Sar | Rol | Ror | Inc | Dec | Neg | Btc | Bts
+        | Btr => Form::WritesWithFlags,
         Cmp | Test | Bt | Ucomisd | Ucomiss | Vucomisd | Vucomiss | Comisd | Comiss | Vcomisd
         | Vcomiss | Ptest | Vptest | Kortestb | Kortestw | Kortestd | Kortestq | Ktestb
         | Ktestw | Ktestd | Ktestq => Form::Compares,
@@ -108,6 +107,82 @@ fn spill_slot(layout: &ContextLayout, disp: u32, reg: u8) -> Option<u8> {
     (disp == layout.spill_scratch && reg != 4).then_some(SPILLS_SCRATCH)
 }
 
+/// Record mode's address of the tape block at the thread's next index
+/// (`Translator::next_block_address`: `mov rdx, gs:[next]; mov rcx, rdx;
+/// sub rcx, gs:[base]; shl rcx, 5; add rcx, gs:[buf]`, the chunk's fields
+/// at the start of the tool area), followed through the code: `tape` while
+/// `rcx` holds it. That block is not the tape's yet — the index is
+/// published (`add gs:[next], n`, a lasting effect) only after it is
+/// written — so writing it again after a restart, at whatever the next
+/// index is then, changes nothing anyone has read.
+#[derive(Default)]
+struct TapeChain {
+    /// How much of the sequence has run (0: none).
+    step: u8,
+    tape: bool,
+}
+
+impl TapeChain {
+    fn follow(&mut self, insn: &Instruction, layout: &ContextLayout) {
+        use Mnemonic::*;
+        let t = layout.tool_area;
+        let reg =
+            |k: u32, r: Register| insn.op_kind(k) == OpKind::Register && insn.op_register(k) == r;
+        let slot = |d: u32| insn.op_kind(1) == OpKind::Memory && is_gs_slot(insn, d);
+        let next = match (self.step, insn.mnemonic()) {
+            (_, Mov) if reg(0, Register::RDX) && slot(t + 16) => 1,
+            (1, Mov) if reg(0, Register::RCX) && reg(1, Register::RDX) => 2,
+            (2, Sub) if reg(0, Register::RCX) && slot(t + 8) => 3,
+            (3, Shl)
+                if reg(0, Register::RCX)
+                    && insn.op_kind(1) == OpKind::Immediate8
+                    && insn.immediate8() == 5 =>
+            {
+                4
+            }
+            (4, Add) if reg(0, Register::RCX) && slot(t) => {
+                self.tape = true;
+                0
+            }
+            _ => {
+                let writes = |r: Register| {
+                    insn.op_kind(0) == OpKind::Register
+                        && insn.op_register(0).full_register() == r
+                        && !matches!(form(insn.mnemonic()), Some(Form::Compares | Form::Nothing))
+                };
+                if writes(Register::RCX) {
+                    self.tape = false;
+                }
+                match self.step {
+                    1 if !writes(Register::RDX) && !writes(Register::RCX) => 1,
+                    _ => 0,
+                }
+            }
+        };
+        if next == 2 {
+            self.tape = false;
+        }
+        self.step = next;
+    }
+}
+
+/// `gs:[disp]`, a thread-context field.
+fn is_gs_slot(insn: &Instruction, disp: u32) -> bool {
+    insn.segment_prefix() == Register::GS
+        && insn.memory_base() == Register::None
+        && insn.memory_index() == Register::None
+        && insn.memory_displacement64() == u64::from(disp)
+}
+
+/// A store into the tape block (blocks) at `[rcx + d]`, within the four
+/// blocks an instruction writes at most.
+fn is_tape_block(insn: &Instruction) -> bool {
+    insn.memory_base() == Register::RCX
+        && insn.memory_index() == Register::None
+        && matches!(insn.segment_prefix(), Register::None | Register::DS)
+        && insn.memory_displacement64() < 4 * 32
+}
+
 /// Whether the inserted code in `code` (the translation's bytes from
 /// `entry`'s start, at cache address `ip`, up to where the thread was
 /// interrupted) may be abandoned and run again from the start, the thread
@@ -124,8 +199,10 @@ fn spill_slot(layout: &ContextLayout, disp: u32, reg: u8) -> Option<u8> {
 ///   instruction ([`InsnMapEntry::flags_dead`]);
 /// - writes a general register only after storing it in its spill slot
 ///   (a store to a spill slot must hold its own register), and memory
-///   only there: no shadow, no tape, no context field, no borrowed
-///   register's save area;
+///   only there and in record mode's tape block at the thread's next
+///   index before that index is published (see `TapeChain`): no shadow, no
+///   published tape, no other context field, no borrowed register's save
+///   area;
 /// - writes a vector register only among `xmm16`–`xmm31`, and of the
 ///   tangent cache's `xmm16`–`xmm28` only those not newer than the shadow
 ///   register file at the boundary ([`InsnMapEntry::tangents`]; a clean one
@@ -145,6 +222,7 @@ pub fn restartable(
         return None;
     }
     let mut decoder = Decoder::with_ip(64, code, ip, DecoderOptions::NONE);
+    let mut chain = TapeChain::default();
     let mut saved = 0u16; // general registers stored in their slots
     let mut restart = Restart {
         spills: 0,
@@ -171,6 +249,8 @@ pub fn restartable(
             _ => return None,
         }
         let form = form(insn.mnemonic())?;
+        let tape_block = chain.tape;
+        chain.follow(&insn, layout);
         if matches!(form, Form::WritesWithFlags | Form::Compares) && !entry.flags_dead {
             return None;
         }
@@ -194,6 +274,7 @@ pub fn restartable(
                     return None;
                 }
             }
+            OpKind::Memory if tape_block && is_tape_block(&insn) => {}
             OpKind::Memory => {
                 // Only `mov gs:[slot], reg64` with the slot's own register.
                 let plain_slot = insn.mnemonic() == Mnemonic::Mov
@@ -459,6 +540,72 @@ mod tests {
             a.jne(IP).unwrap();
         });
         assert_eq!(restartable(&back, IP, &entry(true, 0), &l), None);
+    }
+
+    /// Record mode's block for a binary instruction, up to `upto` of its
+    /// parts: the chain to the block's address, its writes, the result's
+    /// index into the shadow, the published index.
+    fn record_block(upto: usize) -> Vec<u8> {
+        let l = ContextLayout::EXAMPLE;
+        let t = u64::from(l.tool_area);
+        bytes(|a| {
+            a.mov(gs(l.spill_rax), rax).unwrap();
+            a.mov(gs(l.spill_rcx), rcx).unwrap();
+            a.mov(gs(l.spill_rdx), rdx).unwrap();
+            a.mov(rdx, qword_ptr(t + 16).gs()).unwrap();
+            a.mov(rcx, rdx).unwrap();
+            a.sub(rcx, qword_ptr(t + 8).gs()).unwrap();
+            a.shl(rcx, 5).unwrap();
+            a.add(rcx, qword_ptr(t).gs()).unwrap();
+            if upto >= 1 {
+                a.mov(eax, dword_ptr(u64::from(l.shadow_regs)).gs())
+                    .unwrap();
+                a.mov(qword_ptr(rcx), rax).unwrap();
+                a.or(rax, qword_ptr(rcx)).unwrap();
+                a.movsd_2(qword_ptr(rcx + 0x10), xmm1).unwrap();
+                a.btc(qword_ptr(rcx + 0x18), 0x3f).unwrap();
+            }
+            if upto >= 2 {
+                a.mov(qword_ptr(u64::from(l.shadow_regs + 0x40)).gs(), rdx)
+                    .unwrap();
+            }
+            if upto >= 3 {
+                a.add(qword_ptr(t + 16).gs(), 1).unwrap();
+            }
+        })
+    }
+
+    #[test]
+    fn an_unpublished_tape_block_may_be_written_again() {
+        let l = ContextLayout::EXAMPLE;
+        let all = SPILLS_RAX | SPILLS_RCX | SPILLS_RDX;
+        let e = entry(true, 0);
+        for (upto, want) in [(0, true), (1, true), (2, false), (3, false)] {
+            let r = restartable(&record_block(upto), IP, &e, &l);
+            assert_eq!(r.is_some(), want, "upto {upto}");
+            if want {
+                assert_eq!(r.unwrap().spills, all);
+            }
+        }
+        // Without the chain, or with rcx changed after it, `[rcx]` is
+        // anybody's memory.
+        let bare = bytes(|a| {
+            a.mov(gs(l.spill_rax), rax).unwrap();
+            a.mov(qword_ptr(rcx), rax).unwrap();
+        });
+        assert_eq!(restartable(&bare, IP, &e, &l), None);
+        let mut moved = record_block(0);
+        moved.extend(bytes(|a| {
+            a.add(rcx, 64).unwrap();
+            a.mov(qword_ptr(rcx), rax).unwrap();
+        }));
+        assert_eq!(restartable(&moved, IP, &e, &l), None);
+        // Beyond four blocks is not the instruction's.
+        let mut far = record_block(0);
+        far.extend(bytes(|a| {
+            a.mov(qword_ptr(rcx + 0x80), rax).unwrap();
+        }));
+        assert_eq!(restartable(&far, IP, &e, &l), None);
     }
 
     #[test]
