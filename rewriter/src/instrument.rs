@@ -69,6 +69,15 @@ pub enum Plan {
         /// Shadow of the destination register.
         dst: u32,
     },
+    /// `leave` (`mov rsp, rbp; pop rbp`): the shadow of the 8 bytes at
+    /// `rbp` becomes `rbp`'s, `rsp`'s is passive (as the runtime's rule
+    /// has it). Needs dead flags.
+    Leave {
+        /// Shadow of `rbp`.
+        rbp: u32,
+        /// Shadow of `rsp`.
+        rsp: u32,
+    },
     /// `mov [mem], imm`: the memory operand's shadow becomes passive.
     /// Needs dead flags.
     ZeroShadow {
@@ -1106,8 +1115,8 @@ fn general_mov(insn: &Instruction, flags_free: bool) -> Option<Plan> {
     })
 }
 
-/// Inline plans for 64-bit `push` of a register or an immediate and `pop`
-/// into a register other than `rsp`.
+/// Inline plans for 64-bit `push` of a register or an immediate, `pop`
+/// into a register other than `rsp`, and `leave`.
 fn stack_move(insn: &Instruction, flags_free: bool) -> Option<Plan> {
     use iced_x86::Code::*;
     if !flags_free {
@@ -1121,6 +1130,10 @@ fn stack_move(insn: &Instruction, flags_free: bool) -> Option<Plan> {
         Pushq_imm32 | Pushq_imm8 => Some(Plan::Push { src: None }),
         Pop_r64 if insn.op0_register() != Register::RSP => Some(Plan::Pop {
             dst: reg(insn.op0_register()),
+        }),
+        Leaveq => Some(Plan::Leave {
+            rbp: reg(Register::RBP),
+            rsp: reg(Register::RSP),
         }),
         _ => None,
     }
@@ -1137,6 +1150,7 @@ fn flags_can_be_saved_around(plan: &Plan) -> bool {
             | Plan::ZeroShadow { .. }
             | Plan::Push { .. }
             | Plan::Pop { .. }
+            | Plan::Leave { .. }
             | Plan::VectorMove { .. }
             | Plan::MaskedMove { unit_bits: 0, .. }
             | Plan::ConvertIndex { .. }

@@ -996,6 +996,20 @@ impl<'a> Translator<'a> {
                 self.e.store_gs(sr + dst, Gpr::RAX);
                 self.e.load_gs(Gpr::RAX, l.spill_rax);
             }
+            Plan::Leave { rbp, rsp } => {
+                self.spilled(insn, SPILLS_RAX);
+                self.e.store_gs(l.spill_rax, Gpr::RAX);
+                self.asm(Instruction::with2(
+                    Code::Mov_r64_rm64,
+                    Register::RAX,
+                    Register::RBP,
+                ));
+                self.e.shadow_address_of_rax(l.shadow_mask);
+                self.e.load_rax_from_rax(8);
+                self.e.store_gs(sr + rbp, Gpr::RAX);
+                self.e.zero_gs(sr + rsp, 8);
+                self.e.load_gs(Gpr::RAX, l.spill_rax);
+            }
             Plan::ExtendRegister { dst, src, size } => {
                 self.spilled(insn, SPILLS_RAX);
                 self.e.store_gs(l.spill_rax, Gpr::RAX);

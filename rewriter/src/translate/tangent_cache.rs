@@ -134,6 +134,7 @@ impl Translator<'_> {
             | Plan::StoreShadow { .. }
             | Plan::Push { .. }
             | Plan::Pop { .. }
+            | Plan::Leave { .. }
             | Plan::ZeroShadow { .. }
             | Plan::ExtendRegister { .. }
             // Its inner plan comes through here again.
