@@ -675,6 +675,23 @@ impl<'a> Translator<'a> {
         });
     }
 
+    /// A pop's shadow: the 8 bytes' at `[from]` into the shadow register
+    /// file at `dst`, and with `clear` that register's shadow zeroed
+    /// (`leave`'s `rsp`). Clobbers the flags.
+    fn pop_shadow(&mut self, insn: &Instruction, from: Register, dst: u32, clear: Option<u32>) {
+        let l = *self.layout;
+        self.spilled(insn, SPILLS_RAX);
+        self.e.store_gs(l.spill_rax, Gpr::RAX);
+        self.asm(Instruction::with2(Code::Mov_r64_rm64, Register::RAX, from));
+        self.e.shadow_address_of_rax(l.shadow_mask);
+        self.e.load_rax_from_rax(8);
+        self.e.store_gs(l.shadow_regs + dst, Gpr::RAX);
+        if let Some(c) = clear {
+            self.e.zero_gs(l.shadow_regs + c, 8);
+        }
+        self.e.load_gs(Gpr::RAX, l.spill_rax);
+    }
+
     /// Before the copy of `insn` itself, after inserted code that its
     /// boundary entry still covers: an inside entry (same spills and
     /// tangents), so that a boundary's range never holds the guest
@@ -983,33 +1000,8 @@ impl<'a> Translator<'a> {
                 self.e.load_gs(Gpr::RDX, l.spill_rdx);
                 self.e.load_gs(Gpr::RAX, l.spill_rax);
             }
-            Plan::Pop { dst } => {
-                self.spilled(insn, SPILLS_RAX);
-                self.e.store_gs(l.spill_rax, Gpr::RAX);
-                self.asm(Instruction::with2(
-                    Code::Mov_r64_rm64,
-                    Register::RAX,
-                    Register::RSP,
-                ));
-                self.e.shadow_address_of_rax(l.shadow_mask);
-                self.e.load_rax_from_rax(8);
-                self.e.store_gs(sr + dst, Gpr::RAX);
-                self.e.load_gs(Gpr::RAX, l.spill_rax);
-            }
-            Plan::Leave { rbp, rsp } => {
-                self.spilled(insn, SPILLS_RAX);
-                self.e.store_gs(l.spill_rax, Gpr::RAX);
-                self.asm(Instruction::with2(
-                    Code::Mov_r64_rm64,
-                    Register::RAX,
-                    Register::RBP,
-                ));
-                self.e.shadow_address_of_rax(l.shadow_mask);
-                self.e.load_rax_from_rax(8);
-                self.e.store_gs(sr + rbp, Gpr::RAX);
-                self.e.zero_gs(sr + rsp, 8);
-                self.e.load_gs(Gpr::RAX, l.spill_rax);
-            }
+            Plan::Pop { dst } => self.pop_shadow(insn, Register::RSP, dst, None),
+            Plan::Leave { rbp, rsp } => self.pop_shadow(insn, Register::RBP, rbp, Some(rsp)),
             Plan::ExtendRegister { dst, src, size } => {
                 self.spilled(insn, SPILLS_RAX);
                 self.e.store_gs(l.spill_rax, Gpr::RAX);
