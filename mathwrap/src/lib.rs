@@ -12,6 +12,7 @@
 
 pub mod f80;
 pub mod real;
+pub mod softfloat;
 pub mod table;
 pub mod wrap;
 

@@ -60,6 +60,9 @@ pub trait Host {
     /// tape (and in the tangents), so the derivative through it is wrong.
     /// The host says so.
     fn partial_beyond_double();
+    /// An active value reached code whose derivatives dgad does not
+    /// follow (`what` says which): the host reports it, once per process.
+    fn untracked(what: &'static str);
 }
 
 /// Whether the real function may store its outputs (address, bytes): a
@@ -84,7 +87,7 @@ fn outputs_writable<H: Host>(outputs: &[(u64, usize)]) -> bool {
 /// native call, where no guest instruction is to blame. An exception the
 /// program had unmasked and the call raised is reported to the host
 /// instead; the flags the call raised stay raised, as natively.
-fn without_traps<H: Host, T>(function: u64, call: impl FnOnce() -> T) -> T {
+pub(crate) fn without_traps<H: Host, T>(function: u64, call: impl FnOnce() -> T) -> T {
     let before = stmxcsr();
     if !(before >> 7) & 0x3f == 0 {
         return call();

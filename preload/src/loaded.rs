@@ -104,6 +104,16 @@ pub fn find(name: &[u8]) -> Option<Object> {
     None
 }
 
+/// The main program's load bias (its `link_map`'s `l_addr`, the first of
+/// the loader's list).
+pub fn main_program_bias() -> Option<u64> {
+    // SAFETY: as in `find`: the loader's list, complete at start-up.
+    unsafe {
+        let map = core::ptr::addr_of!(_r_debug).read().r_map;
+        (!map.is_null()).then(|| (*map).l_addr)
+    }
+}
+
 impl Object {
     /// Reads the dynamic section of a loaded object.
     ///

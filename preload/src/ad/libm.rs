@@ -19,6 +19,7 @@ static TABLE: OnceLock<Vec<Wrapped>> = OnceLock::new();
 /// found.
 pub fn init<H: Host>() -> usize {
     use crate::loaded::{find, Object, Version};
+    init_softfloat::<H>();
     let Some(libm) = find(b"libm.so.6") else {
         return 0;
     };
@@ -72,6 +73,85 @@ pub fn init<H: Host>() -> usize {
     set_table(table)
 }
 
+/// libgcc's `__float128` conversions watched (`mathwrap::softfloat`):
+/// (entry, wrapper, descriptor register, descriptor), sorted by entry.
+static SOFT: OnceLock<Vec<(u64, u64, u8, u64)>> = OnceLock::new();
+
+/// Finds libgcc's `__float128` conversions — the program's own copies (its
+/// symbol table: they are linked in from `libgcc.a`, as local symbols)
+/// and `libgcc_s.so.1`'s — and watches them with host `H`'s wrappers.
+/// A stripped program keeps no names for its copies; those are not
+/// watched (`docs/limitations.md`).
+fn init_softfloat<H: Host>() {
+    use mathwrap::softfloat::{wrapper, SoftDesc, WATCHED};
+    let image = crate::static_exec::image();
+    let own = if image.is_none() {
+        main_program_functions(&WATCHED.map(|(n, _)| n))
+    } else {
+        Vec::new()
+    };
+    let libgcc = crate::loaded::find(b"libgcc_s.so.1");
+    let mut table = Vec::new();
+    for (name, width) in WATCHED {
+        let mut entries: Vec<u64> = match image {
+            Some(image) => image.entries_of(name),
+            None => own
+                .iter()
+                .filter(|(n, _)| *n == name)
+                .map(|&(_, a)| a)
+                .collect(),
+        };
+        entries.extend(libgcc.and_then(|o| o.symbol(name, crate::loaded::Version::Default)));
+        for real in entries {
+            let (entry, reg) = wrapper::<H>(width);
+            let desc: &'static SoftDesc = Box::leak(Box::new(SoftDesc { real }));
+            table.push((real, entry, reg, desc as *const SoftDesc as u64));
+        }
+    }
+    table.sort_unstable_by_key(|&(real, ..)| real);
+    table.dedup_by_key(|&mut (real, ..)| real);
+    let _ = SOFT.set(table);
+}
+
+/// The addresses of the main program's functions named in `names`, from
+/// its symbol table (`/proc/self/exe`, with the load bias added); none
+/// when it has no symbol table or cannot be read.
+fn main_program_functions(names: &[&'static str]) -> Vec<(&'static str, u64)> {
+    use object::elf::{FileHeader64, SHT_SYMTAB, STT_FUNC};
+    use object::read::elf::{FileHeader, Sym};
+    let Some(bias) = crate::loaded::main_program_bias() else {
+        return Vec::new();
+    };
+    let Ok(file) = std::fs::read("/proc/self/exe") else {
+        return Vec::new();
+    };
+    let Ok(header) = FileHeader64::<object::Endianness>::parse(&*file) else {
+        return Vec::new();
+    };
+    let Ok(endian) = header.endian() else {
+        return Vec::new();
+    };
+    let Ok(sections) = header.sections(endian, &*file) else {
+        return Vec::new();
+    };
+    let Ok(symbols) = sections.symbols(endian, &*file, SHT_SYMTAB) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for sym in symbols.iter() {
+        if sym.st_type() != STT_FUNC || sym.is_undefined(endian) || sym.st_value(endian) == 0 {
+            continue;
+        }
+        let Ok(name) = symbols.symbol_name(endian, sym) else {
+            continue;
+        };
+        if let Some(&n) = names.iter().find(|n| n.as_bytes() == name) {
+            out.push((n, bias.wrapping_add(sym.st_value(endian))));
+        }
+    }
+    out
+}
+
 /// Sorts and keeps the table; returns its size.
 fn set_table(mut table: Vec<Wrapped>) -> usize {
     table.sort_by_key(|w| w.real);
@@ -85,14 +165,20 @@ fn set_table(mut table: Vec<Wrapped>) -> usize {
 /// The interception of the guest function starting at `pc`, if it is a
 /// wrapped libm function: (wrapper, descriptor register, descriptor).
 pub fn interception(pc: u64) -> Option<(u64, u8, u64)> {
-    let t = TABLE.get()?;
-    let i = t.binary_search_by_key(&pc, |w| w.real).ok()?;
-    let w = &t[i];
-    Some((
-        w.wrapper,
-        w.desc_reg,
-        w.desc as *const mathwrap::Desc as u64,
-    ))
+    if let Some(t) = TABLE.get() {
+        if let Ok(i) = t.binary_search_by_key(&pc, |w| w.real) {
+            let w = &t[i];
+            return Some((
+                w.wrapper,
+                w.desc_reg,
+                w.desc as *const mathwrap::Desc as u64,
+            ));
+        }
+    }
+    let soft = SOFT.get()?;
+    let i = soft.binary_search_by_key(&pc, |&(real, ..)| real).ok()?;
+    let (_, wrapper, reg, desc) = soft[i];
+    Some((wrapper, reg, desc))
 }
 
 /// A wrapped function raised the SSE exceptions `flags` that the program
@@ -113,6 +199,20 @@ pub fn fp_exception(ctx: &mut crate::context::ThreadCtx, flags: u32, function: u
         6 // FPE_FLTRES
     };
     crate::signals::queue_fault(ctx, libc::SIGFPE, code, function);
+}
+
+/// An active value reached code dgad does not differentiate
+/// (`mathwrap::Host::untracked`): one line per process, and a lost
+/// derivative in the statistics.
+pub fn untracked(what: &'static str) {
+    use core::sync::atomic::{AtomicBool, Ordering};
+    static SAID: AtomicBool = AtomicBool::new(false);
+    if !SAID.swap(true, Ordering::Relaxed) {
+        crate::dgad_eprintln!("{}: {}", crate::tool::tool().name(), what);
+        crate::stats::STATS
+            .lost_derivatives
+            .fetch_add(1, Ordering::Relaxed);
+    }
 }
 
 /// A wrapped libm function's partial lies beyond the range of doubles

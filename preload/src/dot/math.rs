@@ -170,6 +170,10 @@ impl Host for DotHost {
         crate::ad::libm::partial_beyond_double();
     }
 
+    fn untracked(what: &'static str) {
+        crate::ad::libm::untracked(what);
+    }
+
     /// The tangent `p1 · dot1 + p2 · dot2` of the result.
     fn new_block(index1: u32, partial1: f64, index2: u32, partial2: f64) -> u32 {
         let term = |h: u32, p: f64| if h == 0 { 0.0 } else { p * tangent(h) };

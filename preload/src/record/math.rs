@@ -92,6 +92,10 @@ impl Host for RuntimeHost {
         crate::ad::libm::partial_beyond_double();
     }
 
+    fn untracked(what: &'static str) {
+        crate::ad::libm::untracked(what);
+    }
+
     fn new_block(index1: u32, partial1: f64, index2: u32, partial2: f64) -> u32 {
         let Some(r) = super::recorder() else { return 0 };
         r.new_block(

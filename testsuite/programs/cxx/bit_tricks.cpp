@@ -117,6 +117,20 @@ int main(int argc, char **argv)
         *x = 2.718;
         input(*x);
         output(c, *y, 1.0);
+    } else if (c == "float128_double") {
+        // __float128 arithmetic is done in software (libgcc), on the
+        // value's bits in general registers.
+        double a = 1.5;
+        input(a);
+        __float128 q = a;
+        q = q * q + (__float128)3 * q;
+        output(c, (double)q, 2 * 1.5 + 3);
+    } else if (c == "float128_float") {
+        float a = 1.5f;
+        input(a);
+        __float128 q = a;
+        q = q * q + (__float128)3 * q;
+        output(c, (float)q, 2 * 1.5 + 3);
     } else {
         fprintf(stderr, "bit_tricks: unknown case '%s'\n", c.c_str());
         return 2;
