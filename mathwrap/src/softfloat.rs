@@ -37,35 +37,25 @@ const UNTRACKED: &str = "__float128 arithmetic (a double or float converted by l
 /// function takes no integer argument).
 pub fn wrapper<H: Host>(width: usize) -> (u64, u8) {
     let entry = if width == 4 {
-        extend_sf::<H> as *const () as u64
+        extend::<H, f32> as *const () as u64
     } else {
-        extend_df::<H> as *const () as u64
+        extend::<H, f64> as *const () as u64
     };
     (entry, 7)
 }
 
+/// `__float128 __extend{s,d}ftf2(T)`, watched.
 // `__m128` travels in xmm0 under the C ABI of x86-64, where SSE is always
 // enabled: as `__float128` does.
 #[allow(improper_ctypes_definitions)]
-extern "C" fn extend_df<H: Host>(x: f64, desc: &SoftDesc) -> __m128 {
-    if H::vec_index(0, 8) != 0 {
+extern "C" fn extend<H: Host, T: Copy>(x: T, desc: &SoftDesc) -> __m128 {
+    if H::vec_index(0, core::mem::size_of::<T>()) != 0 {
         H::untracked(UNTRACKED);
     }
-    // SAFETY: `desc.real` is libgcc's `__float128 __extenddftf2(double)`;
-    // a `__float128` travels in an xmm register as an `__m128` does.
-    let real: extern "C" fn(f64) -> __m128 = unsafe { core::mem::transmute(desc.real) };
-    let r = without_traps::<H, _>(desc.real, || real(x));
-    H::set_vec_index(0, 16, 0);
-    r
-}
-
-#[allow(improper_ctypes_definitions)]
-extern "C" fn extend_sf<H: Host>(x: f32, desc: &SoftDesc) -> __m128 {
-    if H::vec_index(0, 4) != 0 {
-        H::untracked(UNTRACKED);
-    }
-    // SAFETY: as in `extend_df`, for `__float128 __extendsftf2(float)`.
-    let real: extern "C" fn(f32) -> __m128 = unsafe { core::mem::transmute(desc.real) };
+    // SAFETY: `desc.real` is libgcc's conversion of a `T` (`float` or
+    // `double`, in xmm0 as here) to a `__float128` (in xmm0, as an
+    // `__m128`).
+    let real: extern "C" fn(T) -> __m128 = unsafe { core::mem::transmute(desc.real) };
     let r = without_traps::<H, _>(desc.real, || real(x));
     H::set_vec_index(0, 16, 0);
     r

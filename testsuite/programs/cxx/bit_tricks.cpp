@@ -57,6 +57,17 @@ __attribute__((noinline)) static float times8(float a)
     return real(uint32_t(bits(a) + (3u << 23)));
 }
 
+// a² + 3a at a = 1.5 in __float128, which is done in software (libgcc),
+// on the value's bits in general registers.
+template <class T> static void quad_poly(const std::string &c)
+{
+    T a = 1.5;
+    input(a);
+    __float128 q = a;
+    q = q * q + (__float128)3 * q;
+    output(c, (T)q, 2 * 1.5 + 3);
+}
+
 int main(int argc, char **argv)
 {
     std::string c = argc > 1 ? argv[1] : "";
@@ -118,19 +129,9 @@ int main(int argc, char **argv)
         input(*x);
         output(c, *y, 1.0);
     } else if (c == "float128_double") {
-        // __float128 arithmetic is done in software (libgcc), on the
-        // value's bits in general registers.
-        double a = 1.5;
-        input(a);
-        __float128 q = a;
-        q = q * q + (__float128)3 * q;
-        output(c, (double)q, 2 * 1.5 + 3);
+        quad_poly<double>(c);
     } else if (c == "float128_float") {
-        float a = 1.5f;
-        input(a);
-        __float128 q = a;
-        q = q * q + (__float128)3 * q;
-        output(c, (float)q, 2 * 1.5 + 3);
+        quad_poly<float>(c);
     } else {
         fprintf(stderr, "bit_tricks: unknown case '%s'\n", c.c_str());
         return 2;
