@@ -1,15 +1,16 @@
-//! libgcc's `__float128` conversions, watched: a program that computes in
-//! `__float128` (C's quad type, gfortran's `real(16)`, libquadmath) does
-//! its arithmetic in software, on the values' bits in general registers,
-//! where no derivative rule can follow it — the derivatives through it
-//! come out 0. dgad does not differentiate that arithmetic; it says so.
+//! libgcc's software floating-point conversions, watched: a program that
+//! computes in `__float128` (C's quad type, gfortran's `real(16)`,
+//! libquadmath), or converts to `_Float16` without F16C, does it in
+//! software, on the values' bits in general registers, where no
+//! derivative rule can follow — the derivatives through it come out 0.
+//! dgad does not differentiate that; it says so.
 //!
-//! An active `double` or `float` becomes a `__float128` through libgcc's
-//! `__extenddftf2` or `__extendsftf2` (compilers call them for every such
-//! conversion), so those are the gate: their wrappers run the real
-//! function natively, report an active argument once per process
-//! ([`Host::untracked`]), and leave the result passive, as it would be
-//! anyway. The runtime finds the functions in the program's symbol table
+//! An active `double` or `float` enters that arithmetic through libgcc's
+//! `__extenddftf2`, `__extendsftf2`, `__truncdfhf2` or `__truncsfhf2`
+//! (compilers call them for every such conversion), so those are the
+//! gate: their wrappers run the real function natively, report an active
+//! argument once per process ([`Host::untracked`]), and leave the result
+//! passive, as it would be anyway. The runtime finds the functions in the program's symbol table
 //! and in `libgcc_s.so.1` (`preload`'s `ad::libm`).
 
 use crate::wrap::{without_traps, Host};
@@ -21,16 +22,26 @@ use core::arch::x86_64::__m128;
 pub struct SoftDesc {
     /// The real libgcc function.
     pub real: u64,
+    /// What the report says.
+    pub what: &'static str,
 }
 
 /// The watched functions: symbol, argument width in bytes (8: `double`,
-/// 4: `float`).
-pub const WATCHED: [(&str, usize); 2] = [("__extenddftf2", 8), ("__extendsftf2", 4)];
+/// 4: `float`), what the report says. Each returns its result in xmm0.
+pub const WATCHED: [(&str, usize, &str); 4] = [
+    ("__extenddftf2", 8, QUAD),
+    ("__extendsftf2", 4, QUAD),
+    ("__truncdfhf2", 8, HALF),
+    ("__truncsfhf2", 4, HALF),
+];
 
-/// What the report says.
-const UNTRACKED: &str = "__float128 arithmetic (a double or float converted by libgcc's \
+const QUAD: &str = "__float128 arithmetic (a double or float converted by libgcc's \
      __extenddftf2 or __extendsftf2) on an active value: dgad does not differentiate \
      it, and derivatives through it are 0";
+
+const HALF: &str = "_Float16 conversion in software (libgcc's __truncdfhf2 or \
+     __truncsfhf2: a program built without F16C) of an active value: dgad does not \
+     differentiate it, and derivatives through it are 0";
 
 /// The wrapper of the watched function whose argument is `width` bytes
 /// wide, and the register that carries its [`SoftDesc`] (`rdi`: the
@@ -44,17 +55,18 @@ pub fn wrapper<H: Host>(width: usize) -> (u64, u8) {
     (entry, 7)
 }
 
-/// `__float128 __extend{s,d}ftf2(T)`, watched.
+/// A watched conversion of a `T` (`float` or `double`) whose result
+/// comes back in xmm0 (a `__float128`, or a `_Float16` in its low bits).
 // `__m128` travels in xmm0 under the C ABI of x86-64, where SSE is always
 // enabled: as `__float128` does.
 #[allow(improper_ctypes_definitions)]
 extern "C" fn extend<H: Host, T: Copy>(x: T, desc: &SoftDesc) -> __m128 {
     if H::vec_index(0, core::mem::size_of::<T>()) != 0 {
-        H::untracked(UNTRACKED);
+        H::untracked(desc.what);
     }
     // SAFETY: `desc.real` is libgcc's conversion of a `T` (`float` or
-    // `double`, in xmm0 as here) to a `__float128` (in xmm0, as an
-    // `__m128`).
+    // `double`, in xmm0 as here) whose result is in xmm0, which an
+    // `__m128` return takes whole.
     let real: extern "C" fn(T) -> __m128 = unsafe { core::mem::transmute(desc.real) };
     let r = without_traps::<H, _>(desc.real, || real(x));
     H::set_vec_index(0, 16, 0);

@@ -86,13 +86,13 @@ fn init_softfloat<H: Host>() {
     use mathwrap::softfloat::{wrapper, SoftDesc, WATCHED};
     let image = crate::static_exec::image();
     let own = if image.is_none() {
-        main_program_functions(&WATCHED.map(|(n, _)| n))
+        main_program_functions(&WATCHED.map(|(n, ..)| n))
     } else {
         Vec::new()
     };
     let libgcc = crate::loaded::find(b"libgcc_s.so.1");
     let mut table = Vec::new();
-    for (name, width) in WATCHED {
+    for (name, width, what) in WATCHED {
         let mut entries: Vec<u64> = match image {
             Some(image) => image.entries_of(name),
             None => own
@@ -104,7 +104,7 @@ fn init_softfloat<H: Host>() {
         entries.extend(libgcc.and_then(|o| o.symbol(name, crate::loaded::Version::Default)));
         for real in entries {
             let (entry, reg) = wrapper::<H>(width);
-            let desc: &'static SoftDesc = Box::leak(Box::new(SoftDesc { real }));
+            let desc: &'static SoftDesc = Box::leak(Box::new(SoftDesc { real, what }));
             table.push((real, entry, reg, desc as *const SoftDesc as u64));
         }
     }
