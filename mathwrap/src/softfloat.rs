@@ -1,6 +1,7 @@
 //! libgcc's software floating-point conversions, watched: a program that
 //! computes in `__float128` (C's quad type, gfortran's `real(16)`,
-//! libquadmath), or converts to `_Float16` without F16C, does it in
+//! libquadmath), or converts a `double` to `_Float16` (a `float` too,
+//! without F16C), does it in
 //! software, on the values' bits in general registers, where no
 //! derivative rule can follow — the derivatives through it come out 0.
 //! dgad does not differentiate that; it says so.
@@ -39,9 +40,9 @@ const QUAD: &str = "__float128 arithmetic (a double or float converted by libgcc
      __extenddftf2 or __extendsftf2) on an active value: dgad does not differentiate \
      it, and derivatives through it are 0";
 
-const HALF: &str = "_Float16 conversion in software (libgcc's __truncdfhf2 or \
-     __truncsfhf2: a program built without F16C) of an active value: dgad does not \
-     differentiate it, and derivatives through it are 0";
+const HALF: &str = "_Float16 conversion in software (libgcc's __truncdfhf2, every \
+     double to _Float16, or __truncsfhf2, float to _Float16 without F16C) of an active \
+     value: dgad does not differentiate it, and derivatives through it are 0";
 
 /// The wrapper of the watched function whose argument is `width` bytes
 /// wide, and the register that carries its [`SoftDesc`] (`rdi`: the
