@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what building and testing dgad needs on a fresh Debian 12 machine:
 # compilers for the test programs (clang, gfortran), gdb and strace (tracers
-# already attached, for the takeover and launcher tests), zlib's headers (a
-# bit-trick test compresses data), musl and Go (statically linked programs
+# already attached, for the takeover and launcher tests), zlib's and GMP's
+# headers (bit-trick tests compress data and convert to arbitrary
+# precision), musl and Go (statically linked programs
 # of other runtimes) and numpy for the Python tests. Safe to
 # run again; does nothing when everything is there.
 set -euo pipefail
@@ -13,6 +14,7 @@ command -v gfortran >/dev/null 2>&1 || need_apt+=(gfortran)
 command -v gdb >/dev/null 2>&1 || need_apt+=(gdb)
 command -v strace >/dev/null 2>&1 || need_apt+=(strace)
 [[ -f /usr/include/zlib.h ]] || need_apt+=(zlib1g-dev)
+[[ -f /usr/include/x86_64-linux-gnu/gmp.h || -f /usr/include/gmp.h ]] || need_apt+=(libgmp-dev)
 # Statically linked programs of other runtimes than glibc's: musl, Go.
 command -v musl-gcc >/dev/null 2>&1 || need_apt+=(musl-tools)
 command -v go >/dev/null 2>&1 || need_apt+=(golang-go)

@@ -270,6 +270,7 @@ impl CodeCache {
         if let Some(max) = once {
             opts.max_insns = opts.max_insns.min(max);
         }
+        opts.probe_entry = crate::tool::tool().probed(guest_pc);
         let t = loop {
             let Some(ci) = chunk else {
                 crate::diag::fatal_at(

@@ -73,6 +73,17 @@ pub extern "C" fn dgad_dispatch(ctx: &mut ThreadCtx) {
                     crate::syscall::invalidate(start, 1);
                     rec.target
                 }
+                Some(ExitKind::Probe) => {
+                    // The tool looks at how a function it watches is
+                    // entered; the function's first instruction follows the
+                    // record, a boundary.
+                    ctx.regs.rip = rec.target;
+                    crate::tool::tool().probe(ctx, rec.target);
+                    if crate::signals::pending_len(ctx) == 0 {
+                        return continue_in_block(ctx, rec_addr, rec.patch);
+                    }
+                    rec.target
+                }
                 Some(ExitKind::Unsupported) => {
                     crate::diag::fatal_at(rec.target, "unsupported instruction")
                 }

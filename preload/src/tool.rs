@@ -125,6 +125,17 @@ pub trait Tool: Sync {
         None
     }
 
+    /// Whether the tool watches the function that starts at `guest_pc`:
+    /// its translation starts with an exit to [`Self::probe`], then runs
+    /// the function as usual.
+    fn probed(&self, _guest_pc: u64) -> bool {
+        false
+    }
+
+    /// A watched function ([`Self::probed`]) is entered, the guest's state
+    /// in `ctx` (registers, shadows): look, change nothing.
+    fn probe(&self, _ctx: &mut ThreadCtx, _guest_pc: u64) {}
+
     /// The kernel (a system call, decoded by `syscall_effects`) or the
     /// runtime (a signal frame) wrote `[addr, addr + len)` of guest
     /// memory without instrumented stores. Called only for tools with

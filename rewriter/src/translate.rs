@@ -74,6 +74,10 @@ pub enum ExitKind {
     /// unchanged (else translate it again), then continue in this block at
     /// the record's `patch` offset.
     Verify = 6,
+    /// A function the tool watches starts at `target`: the tool looks at
+    /// the guest state, then the block goes on at the record's `patch`
+    /// offset, where the function's first instruction follows.
+    Probe = 7,
 }
 
 impl ExitKind {
@@ -87,6 +91,7 @@ impl ExitKind {
             4 => ExitKind::ClientRequest,
             5 => ExitKind::Instrument,
             6 => ExitKind::Verify,
+            7 => ExitKind::Probe,
             _ => return None,
         })
     }
@@ -247,6 +252,9 @@ pub struct TranslateOptions {
     /// Start the block with an [`ExitKind::Verify`] exit: its guest code is
     /// in writable memory and may change without `mprotect`.
     pub verify_entry: bool,
+    /// Start the block with an [`ExitKind::Probe`] exit: the tool looks at
+    /// the state with which a function it watches is entered.
+    pub probe_entry: bool,
     /// The CPU has AVX-512 state: inserted VEX code, which zeroes vector
     /// registers above 256 bits, saves whole zmm registers.
     pub zmm_state: bool,
@@ -270,6 +278,7 @@ impl Default for TranslateOptions {
             count_ibl_hits: false,
             instrument: None,
             verify_entry: false,
+            probe_entry: false,
             zmm_state: false,
             stop_before: None,
             tangent_cache: false,
@@ -342,6 +351,16 @@ fn translate_window(
         );
         (to_check, stub, t.e.offset())
     });
+    if opts.probe_entry {
+        // The tool looks first; it changes nothing, so the way back is the
+        // boundary of the function's first instruction, mapped below.
+        t.map(guest_pc, 0);
+        t.stub_and_record(
+            guest_pc,
+            ExitKind::Probe,
+            core::mem::size_of::<ExitRecord>() as i32,
+        );
+    }
     let mut decoder = Decoder::with_ip(64, window, guest_pc, DecoderOptions::NONE);
     let mut insn = Instruction::default();
     let mut count = 0;

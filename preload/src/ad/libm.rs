@@ -20,6 +20,7 @@ static TABLE: OnceLock<Vec<Wrapped>> = OnceLock::new();
 pub fn init<H: Host>() -> usize {
     use crate::loaded::{find, Object, Version};
     init_softfloat::<H>();
+    crate::ad::probes::init();
     let Some(libm) = find(b"libm.so.6") else {
         return 0;
     };

@@ -21,6 +21,7 @@ pub mod apply;
 pub mod avx512;
 pub mod guest;
 pub mod libm;
+pub mod probes;
 pub mod replay;
 pub mod rounding;
 pub mod shadow;

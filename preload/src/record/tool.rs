@@ -61,6 +61,14 @@ impl Tool for RecordTool {
         crate::ad::libm::interception(guest_pc)
     }
 
+    fn probed(&self, guest_pc: u64) -> bool {
+        crate::ad::probes::is_probe(guest_pc)
+    }
+
+    fn probe(&self, ctx: &mut ThreadCtx, guest_pc: u64) {
+        crate::ad::probes::probe(ctx, guest_pc);
+    }
+
     /// Bytes written behind the program's back are passive.
     fn mem_written(&self, addr: u64, len: u64) {
         crate::ad::shadow::clear_shadow(addr, len);

@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include <valgrind/derivgrind.h>
+#include <gmp.h>
 #include <zlib.h>
 
 template <class T> static void input(T &x)
@@ -132,9 +133,21 @@ int main(int argc, char **argv)
         quad_poly<double>(c);
     } else if (c == "float128_float") {
         quad_poly<float>(c);
+    } else if (c == "gmp_float") {
+        // Arbitrary precision: the value becomes limbs through integer
+        // instructions inside GMP.
+        double a = 1.5;
+        input(a);
+        mpf_t f;
+        mpf_init2(f, 128);
+        mpf_set_d(f, a);
+        mpf_mul(f, f, f);
+        double y = mpf_get_d(f);
+        mpf_clear(f);
+        output(c, y, 2 * 1.5);
     } else if (c == "float16_double") {
-        // Without F16C (not in -O3's baseline) the conversion is libgcc's
-        // __truncdfhf2, in software; the product is computed in float.
+        // A double's conversion is libgcc's __truncdfhf2, in software
+        // (F16C converts floats only); the product is computed in float.
         double a = 1.5;
         input(a);
         _Float16 h = (_Float16)a;
