@@ -131,13 +131,13 @@ fn page_up(a: u64) -> u64 {
 
 /// A file mapped read-only (the image's headers and symbol table are read
 /// from it, only the pages they are on touched), unmapped when dropped.
-struct FileMap {
+pub(crate) struct FileMap {
     at: *const u8,
     len: usize,
 }
 
 impl FileMap {
-    fn new(file: &std::fs::File) -> std::io::Result<FileMap> {
+    pub(crate) fn new(file: &std::fs::File) -> std::io::Result<FileMap> {
         let len = file.metadata()?.len() as usize;
         if len == 0 {
             return Ok(FileMap {
@@ -162,7 +162,7 @@ impl FileMap {
         Ok(FileMap { at: at.cast(), len })
     }
 
-    fn bytes(&self) -> &[u8] {
+    pub(crate) fn bytes(&self) -> &[u8] {
         // SAFETY: `len` readable bytes at `at` while the mapping lives (a
         // file truncated meanwhile raises SIGBUS, as a running program's
         // own mapped file does).

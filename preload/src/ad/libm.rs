@@ -115,27 +115,32 @@ fn init_softfloat<H: Host>() {
 }
 
 /// The addresses of the main program's functions named in `names`, from
-/// its symbol table (`/proc/self/exe`, with the load bias added); none
-/// when it has no symbol table or cannot be read.
+/// its symbol table (`/proc/self/exe` mapped, so that only the pages of
+/// the headers and the symbol and string tables are read; the load bias
+/// added); none when it has no symbol table or cannot be read.
 fn main_program_functions(names: &[&'static str]) -> Vec<(&'static str, u64)> {
     use object::elf::{FileHeader64, SHT_SYMTAB, STT_FUNC};
     use object::read::elf::{FileHeader, Sym};
     let Some(bias) = crate::loaded::main_program_bias() else {
         return Vec::new();
     };
-    let Ok(file) = std::fs::read("/proc/self/exe") else {
+    let Some(mapped) = std::fs::File::open("/proc/self/exe")
+        .ok()
+        .and_then(|f| crate::static_exec::FileMap::new(&f).ok())
+    else {
         return Vec::new();
     };
-    let Ok(header) = FileHeader64::<object::Endianness>::parse(&*file) else {
+    let file = mapped.bytes();
+    let Ok(header) = FileHeader64::<object::Endianness>::parse(file) else {
         return Vec::new();
     };
     let Ok(endian) = header.endian() else {
         return Vec::new();
     };
-    let Ok(sections) = header.sections(endian, &*file) else {
+    let Ok(sections) = header.sections(endian, file) else {
         return Vec::new();
     };
-    let Ok(symbols) = sections.symbols(endian, &*file, SHT_SYMTAB) else {
+    let Ok(symbols) = sections.symbols(endian, file, SHT_SYMTAB) else {
         return Vec::new();
     };
     let mut out = Vec::new();
