@@ -29,9 +29,10 @@ pub struct Emitter {
     pub code: Vec<u8>,
     /// Address at which `code[0]` will execute.
     pub base: u64,
-    /// The offsets that bound branches reach ([`Self::bind_rel32`],
-    /// [`Self::bind_rel8`]): where code may be entered other than from the
-    /// instruction before.
+    /// The offsets that bound rel32 and rel8 fields reach
+    /// ([`Self::bind_rel32`], [`Self::bind_rel8`]): the branches', where
+    /// code may be entered other than from the instruction before (and the
+    /// exit stubs' `lea` of their record, data that ends code anyway).
     pub targets: Vec<usize>,
 }
 

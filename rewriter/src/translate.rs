@@ -559,9 +559,9 @@ struct Translator<'a> {
     /// Per instruction: vector registers dead before it (see
     /// [`crate::instrument::vectors_dead_before`]).
     vectors_dead: Vec<(u16, u16)>,
-    /// Where the copies of guest instructions end: code after one, up to
-    /// the next entry, is never a boundary's ([`Self::split_boundaries`]).
-    guest_ends: Vec<usize>,
+    /// Where the copies of guest instructions start and end: neither the
+    /// copy nor code after it is a boundary's ([`Self::split_boundaries`]).
+    guest_copies: Vec<usize>,
     /// Index of the instruction being translated.
     index: usize,
     /// See [`Translation::entry_off`].
@@ -614,7 +614,7 @@ struct Mark {
     rare_paths: usize,
     t2_zero: bool,
     targets: usize,
-    guest_ends: usize,
+    guest_copies: usize,
 }
 
 impl<'a> Translator<'a> {
@@ -634,7 +634,7 @@ impl<'a> Translator<'a> {
             instrument: None,
             flags_dead: Vec::new(),
             vectors_dead: Vec::new(),
-            guest_ends: Vec::new(),
+            guest_copies: Vec::new(),
             index: 0,
             entry_off: 0,
             entry_miss: None,
@@ -661,7 +661,7 @@ impl<'a> Translator<'a> {
             rare_paths: self.rare_paths.len(),
             t2_zero: self.t2_zero,
             targets: self.e.targets.len(),
-            guest_ends: self.guest_ends.len(),
+            guest_copies: self.guest_copies.len(),
         }
     }
 
@@ -676,7 +676,7 @@ impl<'a> Translator<'a> {
         self.rare_paths.truncate(m.rare_paths);
         self.t2_zero = m.t2_zero;
         self.e.targets.truncate(m.targets);
-        self.guest_ends.truncate(m.guest_ends);
+        self.guest_copies.truncate(m.guest_copies);
         // An instruction's passive lanes are emitted with it.
         self.passive_lanes.clear();
     }
@@ -711,38 +711,20 @@ impl<'a> Translator<'a> {
         self.e.load_gs(Gpr::RAX, l.spill_rax);
     }
 
-    /// Before the copy of `insn` itself, after inserted code that its
-    /// boundary entry still covers: an inside entry (same spills and
-    /// tangents), so that a boundary's range never holds the guest
-    /// instruction, only code that comes before it (`restart`: a signal
-    /// in that code may be delivered at the boundary when the code can be
-    /// run again; the guest instruction never can).
-    fn mark_guest_insn(&mut self, insn: &Instruction) {
-        let here = self.e.offset() as u32;
-        if let Some(&e) = self.insn_map.last() {
-            if e.boundary && e.guest_pc == insn.ip() && e.cache_off != here {
-                self.insn_map.push(InsnMapEntry {
-                    cache_off: here,
-                    boundary: false,
-                    flags_dead: false,
-                    ..e
-                });
-            }
-        }
-    }
-
     /// Ends every boundary entry's range where code may be reached other
-    /// than from its start — at a bound branch's target and after a guest
-    /// instruction's copy — with an inside entry (the same spills and
-    /// tangents). So a boundary's range is only inserted code run in order
-    /// from the boundary, before the guest instruction, which
-    /// [`crate::restart`] relies on.
+    /// than from its start — at a bound branch's target — and at the start
+    /// and end of a guest instruction's copy, with an inside entry (the
+    /// same spills and tangents). So a boundary's range is only inserted
+    /// code run in order from the boundary, before the guest instruction,
+    /// which [`crate::restart`] relies on: a signal in that code may be
+    /// delivered at the boundary when the code can run again; the guest
+    /// instruction never can.
     fn split_boundaries(&mut self) {
         let mut at: Vec<usize> = self
             .e
             .targets
             .iter()
-            .chain(&self.guest_ends)
+            .chain(&self.guest_copies)
             .copied()
             .collect();
         at.sort_unstable();
@@ -865,9 +847,9 @@ impl<'a> Translator<'a> {
                     let r32 = insn.op0_register().full_register32();
                     self.asm(Instruction::with2(Code::Mov_r32_imm32, r32, 0u32));
                 } else {
-                    self.mark_guest_insn(insn);
+                    self.guest_copies.push(self.e.offset());
                     self.copy(insn, bytes)?;
-                    self.guest_ends.push(self.e.offset());
+                    self.guest_copies.push(self.e.offset());
                 }
                 // A trapping instruction (ud2, int3, hlt) ends the block, so
                 // the pc the kernel reports after it is a mapped boundary.
