@@ -166,12 +166,16 @@ impl TapeChain {
     }
 }
 
-/// `gs:[disp]`, a thread-context field.
-fn is_gs_slot(insn: &Instruction, disp: u32) -> bool {
+/// The memory operand is `gs:[disp]`, a thread-context field.
+fn is_gs_field(insn: &Instruction) -> bool {
     insn.segment_prefix() == Register::GS
         && insn.memory_base() == Register::None
         && insn.memory_index() == Register::None
-        && insn.memory_displacement64() == u64::from(disp)
+}
+
+/// The memory operand is the thread-context field at `disp`.
+fn is_gs_slot(insn: &Instruction, disp: u32) -> bool {
+    is_gs_field(insn) && insn.memory_displacement64() == u64::from(disp)
 }
 
 /// A store into the tape block (blocks) at `[rcx + d]`, within the four
@@ -198,7 +202,8 @@ fn is_tape_block(insn: &Instruction) -> bool {
 /// - writes the flags only where the guest's are dead before the
 ///   instruction ([`InsnMapEntry::flags_dead`]);
 /// - writes a general register only after storing it in its spill slot
-///   (a store to a spill slot must hold its own register), and memory
+///   (a store to a spill slot must hold its own register, not changed
+///   since it was stored unless loaded back from there), and memory
 ///   only there and in record mode's tape block at the thread's next
 ///   index before that index is published (see `TapeChain`): no shadow, no
 ///   published tape, no other context field, no borrowed register's save
@@ -224,6 +229,7 @@ pub fn restartable(
     let mut decoder = Decoder::with_ip(64, code, ip, DecoderOptions::NONE);
     let mut chain = TapeChain::default();
     let mut saved = 0u16; // general registers stored in their slots
+    let mut changed = 0u16; // of those, the ones changed since
     let mut restart = Restart {
         spills: 0,
         scratch: 0,
@@ -265,6 +271,21 @@ pub fn restartable(
                     if saved & 1 << n == 0 {
                         return None;
                     }
+                    // Loaded back from its own slot it is the guest's
+                    // again; anything else changes it.
+                    let reload = insn.mnemonic() == Mnemonic::Mov
+                        && r.is_gpr64()
+                        && insn.op1_kind() == OpKind::Memory
+                        && is_gs_field(&insn)
+                        && u32::try_from(insn.memory_displacement64())
+                            .ok()
+                            .and_then(|d| spill_slot(layout, d, n as u8))
+                            .is_some_and(|bit| bit != SPILLS_SCRATCH || restart.scratch == n as u8);
+                    if reload {
+                        changed &= !(1 << n);
+                    } else {
+                        changed |= 1 << n;
+                    }
                 } else if r.is_xmm() || r.is_ymm() || r.is_zmm() {
                     let n = r.number();
                     if n < 16 || n <= 28 && entry.tangents & 1 << (n - 16) != 0 {
@@ -278,9 +299,7 @@ pub fn restartable(
             OpKind::Memory => {
                 // Only `mov gs:[slot], reg64` with the slot's own register.
                 let plain_slot = insn.mnemonic() == Mnemonic::Mov
-                    && insn.segment_prefix() == Register::GS
-                    && insn.memory_base() == Register::None
-                    && insn.memory_index() == Register::None
+                    && is_gs_field(&insn)
                     && insn.op1_kind() == OpKind::Register
                     && insn.op1_register().is_gpr64();
                 if !plain_slot {
@@ -296,6 +315,9 @@ pub fn restartable(
                         return None; // the slot held another register before
                     }
                     restart.scratch = reg;
+                }
+                if changed & 1 << reg != 0 {
+                    return None; // the slot would lose the guest's value
                 }
                 if saved & 1 << reg == 0 {
                     saved |= 1 << reg;
@@ -410,6 +432,28 @@ mod tests {
             restartable(&other, IP, &entry(true, 0), &ContextLayout::EXAMPLE),
             None
         );
+    }
+
+    #[test]
+    fn a_changed_register_is_not_stored_over_its_guest_value() {
+        let l = ContextLayout::EXAMPLE;
+        // Stored, changed, stored again: the slot no longer holds the
+        // guest's value.
+        let twice = bytes(|a| {
+            a.mov(gs(l.spill_rax), rax).unwrap();
+            a.lea(rax, ptr(rcx + 8)).unwrap();
+            a.mov(gs(l.spill_rax), rax).unwrap();
+        });
+        assert_eq!(restartable(&twice, IP, &entry(true, 0), &l), None);
+        // Loaded back between the two, it is the guest's again.
+        let reloaded = bytes(|a| {
+            a.mov(gs(l.spill_rax), rax).unwrap();
+            a.lea(rax, ptr(rcx + 8)).unwrap();
+            a.mov(rax, gs(l.spill_rax)).unwrap();
+            a.mov(gs(l.spill_rax), rax).unwrap();
+            a.lea(rax, ptr(rcx + 16)).unwrap();
+        });
+        assert!(restartable(&reloaded, IP, &entry(true, 0), &l).is_some());
     }
 
     #[test]
