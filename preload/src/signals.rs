@@ -475,18 +475,22 @@ fn set_si_addr(info: &mut libc::siginfo_t, addr: u64) {
 /// guest registers are in their spill slots (`rewriter::translate::SPILLS_*`;
 /// none where the state is exact).
 fn locate(pc: u64) -> Option<(u64, bool, InsnMapEntry)> {
-    let b = cache::find_block(pc)?;
-    let off = (pc - b.cache_start) as u32;
-    let i = b.insn_map.partition_point(|e| e.cache_off <= off);
-    if i == 0 {
-        return None;
-    }
-    let mut e = b.insn_map[i - 1];
-    let exact = e.boundary && e.cache_off == off;
+    let (mut e, start) = map_entry(pc)?;
+    let exact = e.boundary && start == pc;
     if exact {
         e.spills = 0;
     }
     Some((e.guest_pc, exact, e))
+}
+
+/// The map entry that covers cache address `pc`, and the address where its
+/// code starts. Signal context.
+fn map_entry(pc: u64) -> Option<(InsnMapEntry, u64)> {
+    let b = cache::find_block(pc)?;
+    let off = (pc - b.cache_start) as u32;
+    let i = b.insn_map.partition_point(|e| e.cache_off <= off);
+    let e = *b.insn_map.get(i.checked_sub(1)?)?;
+    Some((e, b.cache_start + u64::from(e.cache_off)))
 }
 
 /// A thread interrupted at `pc` inside the inserted code of a boundary
@@ -494,14 +498,10 @@ fn locate(pc: u64) -> Option<(u64, bool, InsnMapEntry)> {
 /// (`rewriter::restart`): the guest pc there and the entry with the
 /// spills in effect at `pc`, for [`redirect`]. Signal context.
 fn restart_point(pc: u64) -> Option<(u64, InsnMapEntry)> {
-    let b = cache::find_block(pc)?;
-    let off = (pc - b.cache_start) as u32;
-    let i = b.insn_map.partition_point(|e| e.cache_off <= off);
-    let e = *b.insn_map.get(i.checked_sub(1)?)?;
-    if !e.boundary || e.cache_off == off {
+    let (e, start) = map_entry(pc)?;
+    if !e.boundary || start == pc {
         return None;
     }
-    let start = b.cache_start + u64::from(e.cache_off);
     // SAFETY: `[start, pc)` is this block's cache code, mapped and never
     // changed for the process's life.
     let code = unsafe { core::slice::from_raw_parts(start as *const u8, (pc - start) as usize) };
