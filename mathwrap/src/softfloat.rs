@@ -49,9 +49,9 @@ const HALF: &str = "_Float16 conversion in software (libgcc's __truncdfhf2, ever
 /// function takes no integer argument).
 pub fn wrapper<H: Host>(width: usize) -> (u64, u8) {
     let entry = if width == 4 {
-        extend::<H, f32> as *const () as u64
+        convert::<H, f32> as *const () as u64
     } else {
-        extend::<H, f64> as *const () as u64
+        convert::<H, f64> as *const () as u64
     };
     (entry, 7)
 }
@@ -61,7 +61,7 @@ pub fn wrapper<H: Host>(width: usize) -> (u64, u8) {
 // `__m128` travels in xmm0 under the C ABI of x86-64, where SSE is always
 // enabled: as `__float128` does.
 #[allow(improper_ctypes_definitions)]
-extern "C" fn extend<H: Host, T: Copy>(x: T, desc: &SoftDesc) -> __m128 {
+extern "C" fn convert<H: Host, T: Copy>(x: T, desc: &SoftDesc) -> __m128 {
     if H::vec_index(0, core::mem::size_of::<T>()) != 0 {
         H::untracked(desc.what);
     }

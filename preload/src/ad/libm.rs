@@ -19,8 +19,6 @@ static TABLE: OnceLock<Vec<Wrapped>> = OnceLock::new();
 /// found.
 pub fn init<H: Host>() -> usize {
     use crate::loaded::{find, Object, Version};
-    init_softfloat::<H>();
-    crate::ad::probes::init();
     let Some(libm) = find(b"libm.so.6") else {
         return 0;
     };
@@ -83,7 +81,7 @@ static SOFT: OnceLock<Vec<(u64, u64, u8, u64)>> = OnceLock::new();
 /// and `libgcc_s.so.1`'s — and watches them with host `H`'s wrappers.
 /// A stripped program keeps no names for its copies; those are not
 /// watched (`docs/limitations.md`).
-fn init_softfloat<H: Host>() {
+pub fn init_softfloat<H: Host>() {
     use mathwrap::softfloat::{wrapper, SoftDesc, WATCHED};
     let image = crate::static_exec::image();
     let own = if image.is_none() {
@@ -208,17 +206,25 @@ pub fn fp_exception(ctx: &mut crate::context::ThreadCtx, flags: u32, function: u
 }
 
 /// An active value reached code dgad does not differentiate
-/// (`mathwrap::Host::untracked`): one line per process, and a lost
-/// derivative in the statistics.
+/// (`mathwrap::Host::untracked`, `ad::probes`): one line per process for
+/// each `what`, and a lost derivative in the statistics. (One line for all
+/// of them kept a second kind of loss quiet behind the first.)
 pub fn untracked(what: &'static str) {
-    use core::sync::atomic::{AtomicBool, Ordering};
-    static SAID: AtomicBool = AtomicBool::new(false);
-    if !SAID.swap(true, Ordering::Relaxed) {
-        crate::dgad_eprintln!("{}: {}", crate::tool::tool().name(), what);
-        crate::stats::STATS
-            .lost_derivatives
-            .fetch_add(1, Ordering::Relaxed);
+    use core::sync::atomic::{AtomicUsize, Ordering};
+    // The messages said so far, by address; there are a handful.
+    static SAID: [AtomicUsize; 8] = [const { AtomicUsize::new(0) }; 8];
+    let key = what.as_ptr() as usize;
+    for slot in &SAID {
+        match slot.compare_exchange(0, key, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => break,
+            Err(k) if k == key => return,
+            Err(_) => {}
+        }
     }
+    crate::dgad_eprintln!("{}: {}", crate::tool::tool().name(), what);
+    crate::stats::STATS
+        .lost_derivatives
+        .fetch_add(1, Ordering::Relaxed);
 }
 
 /// A wrapped libm function's partial lies beyond the range of doubles

@@ -95,10 +95,13 @@ pub trait Mode: Sync {
 }
 
 /// A derivative tool's start: the shadow memory reserved, and (with
-/// `DGAD_MATHWRAP`) the libm table built with the tool's host `H`.
+/// `DGAD_MATHWRAP`) the libm table built with the tool's host `H`, the
+/// soft-float conversions and the probed functions watched.
 pub fn start<H: mathwrap::Host>() -> Result<(), String> {
     shadow::reserve_shadow()?;
     if crate::init::config().mathwrap {
+        libm::init_softfloat::<H>();
+        probes::init();
         let n = libm::init::<H>();
         crate::log!("mathwrap: {} libm entry points answered natively", n);
         if let Some(image) = crate::static_exec::image() {
