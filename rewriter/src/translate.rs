@@ -1316,31 +1316,41 @@ impl<'a> Translator<'a> {
                 slow.push(t.e.jcc_rel32_placeholder(0x3));
             }
         };
-        operands_below_rdx(self, &mut slow);
-        if matches!(op, FpOp::Add | FpOp::Sub) {
-            // A passive operand of magnitude in [2^42, 2^54) may be the
-            // shifter of a rounding trick `(x + c) - c`, either half: the
-            // runtime remembers the sum and decides at the subtraction.
-            for lane in 0..u32::from(lanes) {
-                self.asm(Instruction::with2(
-                    Mov_r32_rm32,
-                    EAX,
-                    gs(sr + a_sh + 8 * lane),
-                ));
-                self.asm(Instruction::with2(Test_rm32_r32, EAX, EAX));
-                let a_active = self.e.jcc_rel32_placeholder(0x5); // jnz
-                self.lane_value_to_rax(MoveSide::Register(0), src1, lane, vex);
-                slow.push(self.rounding_constant_check());
-                let here = self.e.offset();
-                self.e.bind_rel32(a_active, here);
-                src_index(self, lane);
-                self.asm(Instruction::with2(Test_rm32_r32, EAX, EAX));
-                let b_active = self.e.jcc_rel32_placeholder(0x5);
-                let last = insn.op_register(insn.op_count() - 1);
-                self.lane_value_to_rax(src, last, lane, vex);
-                slow.push(self.rounding_constant_check());
-                let here = self.e.offset();
-                self.e.bind_rel32(b_active, here);
+        // One lane: each operand's index is checked as it goes into the
+        // block (which stays unpublished until the commit), instead of
+        // loading it once for the checks and again for the block.
+        let fused = lanes == 1;
+        let add_sub = matches!(op, FpOp::Add | FpOp::Sub);
+        let last = insn.op_register(insn.op_count() - 1);
+        // A passive operand of magnitude in [2^42, 2^54) may be the
+        // shifter of a rounding trick `(x + c) - c`, either half: the
+        // runtime remembers the sum and decides at the subtraction. With
+        // the operand's index in `eax`, its value checked when it is 0.
+        let shifter_check = |t: &mut Self, slow: &mut Vec<usize>, second: bool, lane: u32| {
+            t.asm(Instruction::with2(Test_rm32_r32, EAX, EAX));
+            let active = t.e.jcc_rel32_placeholder(0x5); // jnz
+            if second {
+                t.lane_value_to_rax(src, last, lane, vex);
+            } else {
+                t.lane_value_to_rax(MoveSide::Register(0), src1, lane, vex);
+            }
+            slow.push(t.rounding_constant_check());
+            let here = t.e.offset();
+            t.e.bind_rel32(active, here);
+        };
+        if !fused {
+            operands_below_rdx(self, &mut slow);
+            if add_sub {
+                for lane in 0..u32::from(lanes) {
+                    self.asm(Instruction::with2(
+                        Mov_r32_rm32,
+                        EAX,
+                        gs(sr + a_sh + 8 * lane),
+                    ));
+                    shifter_check(self, &mut slow, false, lane);
+                    src_index(self, lane);
+                    shifter_check(self, &mut slow, true, lane);
+                }
             }
         }
         // Commit. A scalar VEX form keeps the rest of its first source's xmm.
@@ -1349,23 +1359,50 @@ impl<'a> Translator<'a> {
                 t.save_scalar_upper(a_sh, 8);
             }
         };
-        save_vex_upper(self);
         // A division computes its partials, 1/b and -(a/b/b), in a
         // borrowed xmm register, under the default MXCSR as the runtime's
         // rule does: the program's rounding mode, exception masks and
         // sticky flags are saved around it and stay its own.
-        let div_temp = (op == FpOp::Div).then(|| self.borrow_xmm_default_mxcsr(insn, 1)[0]);
+        let mut div_temp: Option<Register> = Option::None;
+        if !fused {
+            save_vex_upper(self);
+            div_temp = (op == FpOp::Div).then(|| self.borrow_xmm_default_mxcsr(insn, 1)[0]);
+        }
         for lane in 0..u32::from(lanes) {
             let lane_sh = sr + dst + 8 * lane;
-            self.next_block_address();
+            if fused {
+                self.block_address_of_rdx();
+            } else {
+                self.next_block_address();
+            }
             self.asm(Instruction::with2(
                 Mov_r32_rm32,
                 EAX,
                 gs(sr + a_sh + 8 * lane),
             ));
             self.asm(Instruction::with2(Mov_rm64_r64, at(RCX, 0), RAX));
+            if fused {
+                self.asm(Instruction::with2(Cmp_r64_rm64, RAX, RDX));
+                slow.push(self.e.jcc_rel32_placeholder(0x3)); // jae
+                if add_sub {
+                    shifter_check(self, &mut slow, false, lane);
+                }
+            }
             src_index(self, lane);
             self.asm(Instruction::with2(Mov_rm64_r64, at(RCX, 8), RAX));
+            if fused {
+                self.asm(Instruction::with2(Cmp_r64_rm64, RAX, RDX));
+                slow.push(self.e.jcc_rel32_placeholder(0x3)); // jae
+                if add_sub {
+                    shifter_check(self, &mut slow, true, lane);
+                }
+                save_vex_upper(self);
+                div_temp = (op == FpOp::Div).then(|| self.borrow_xmm_default_mxcsr(insn, 1)[0]);
+                if add_sub || vex {
+                    // rax was used for the checks or the saved upper lane.
+                    self.asm(Instruction::with2(Mov_r64_rm64, RAX, at(RCX, 8)));
+                }
+            }
             self.asm(Instruction::with2(Or_r64_rm64, RAX, at(RCX, 0)));
             let passive = self.e.jcc_rel32_placeholder(0x4); // jz
             match op {
@@ -1740,8 +1777,8 @@ impl<'a> Translator<'a> {
         }
     }
 
-    /// `rdx` = the thread's next index; returns the `ja` (to bind) taken
-    /// when its tape chunk has no room for `blocks` more.
+    /// `rdx` = the thread's next index; returns the jump (to bind) taken
+    /// when its tape chunk has no room for `blocks` more (`rax` clobbered).
     fn room_for(&mut self, blocks: u32) -> usize {
         use iced_x86::Code::*;
         let l = *self.layout;
@@ -1750,6 +1787,15 @@ impl<'a> Translator<'a> {
             Register::RDX,
             gs_operand(l.tool_area + 16),
         ));
+        if blocks == 1 {
+            // next + 1 > end: next ≥ end.
+            self.asm(Instruction::with2(
+                Cmp_r64_rm64,
+                Register::RDX,
+                gs_operand(l.tool_area + 24),
+            ));
+            return self.e.jcc_rel32_placeholder(0x3); // jae
+        }
         self.asm(Instruction::with2(
             Lea_r64_m,
             Register::RAX,
@@ -1766,11 +1812,23 @@ impl<'a> Translator<'a> {
     /// `rdx` = the next index, `rcx` = the address of its block in the
     /// thread's chunk buffer (`buf + 32 (next - base)`).
     fn next_block_address(&mut self) {
+        let tape_next = self.layout.tool_area + 16;
+        self.asm(Instruction::with2(
+            Code::Mov_r64_rm64,
+            Register::RDX,
+            gs_operand(tape_next),
+        ));
+        self.block_address_of_rdx();
+    }
+
+    /// `rcx` = the address of the block of index `rdx` (the next index,
+    /// loaded by [`Self::room_for`] and unchanged since) in the thread's
+    /// chunk buffer.
+    fn block_address_of_rdx(&mut self) {
         use iced_x86::Code::*;
         use Register::*;
         let l = *self.layout;
-        let (tape_buf, tape_base, tape_next) = (l.tool_area, l.tool_area + 8, l.tool_area + 16);
-        self.asm(Instruction::with2(Mov_r64_rm64, RDX, gs_operand(tape_next)));
+        let (tape_buf, tape_base) = (l.tool_area, l.tool_area + 8);
         self.asm(Instruction::with2(Mov_r64_rm64, RCX, RDX));
         self.asm(Instruction::with2(Sub_r64_rm64, RCX, gs_operand(tape_base)));
         self.asm(Instruction::with2(Shl_rm64_imm8, RCX, 5u32));
