@@ -301,6 +301,11 @@ fn report(strays: &[Stray]) {
     }
 }
 
+/// Whether the calling thread is the process's only one.
+pub fn only_thread() -> bool {
+    list_threads() == [sys::gettid()]
+}
+
 /// The thread ids of this process, from `/proc/self/task`.
 fn list_threads() -> Vec<i32> {
     let mut out = Vec::new();

@@ -271,6 +271,11 @@ impl CodeCache {
             opts.max_insns = opts.max_insns.min(max);
         }
         opts.probe_entry = crate::tool::tool().probed(guest_pc);
+        if !crate::lazy::active() {
+            // Nothing is active yet: the plain translation null mode makes.
+            opts.instrument = None;
+            opts.tangent_cache = false;
+        }
         let t = loop {
             let Some(ci) = chunk else {
                 crate::diag::fatal_at(
@@ -488,6 +493,24 @@ impl CodeCache {
             .invalidated
             .fetch_add(doomed.len() as u64, Ordering::Relaxed);
         doomed.iter().copied().min()
+    }
+
+    /// Forgets every block and unlinks every branch between blocks (their
+    /// code stays where it is, for a thread still inside one); returns how
+    /// many were dropped. The caller drops the lookup tables' entries.
+    pub fn forget_all(&mut self) -> u64 {
+        for (_, links) in self.incoming.drain() {
+            for (field, stub) in links {
+                let rel = rewriter::translate::link_field_value(field, stub)
+                    .expect("stub is near its branch");
+                // SAFETY: as in `link`.
+                unsafe { patch_rel32(field, rel) };
+            }
+        }
+        let n = self.blocks.len() as u64;
+        self.blocks.clear();
+        self.by_pc.clear();
+        n
     }
 
     /// A chunk with room for `need` more bytes, within reach of

@@ -39,8 +39,13 @@ pub extern "C" fn dgad_dispatch(ctx: &mut ThreadCtx) {
                     // the way back into the block took a trap per
                     // instruction, twenty for every signal).
                     ctx.regs.rip = rec.target;
+                    // The first request that may make data active in a
+                    // process that started lazily: its block was made
+                    // without instrumentation, so the thread goes on from
+                    // a new translation of what follows the request.
+                    let activated = crate::lazy::before_request(request_code(ctx));
                     crate::tool::tool().client_request(ctx);
-                    if crate::signals::pending_len(ctx) == 0 {
+                    if crate::signals::pending_len(ctx) == 0 && !activated {
                         return continue_in_block(ctx, rec_addr, rec.patch);
                     }
                     rec.target
@@ -129,6 +134,11 @@ pub extern "C" fn dgad_light_request(ctx: &mut ThreadCtx) -> u32 {
     if !tool.light_request() {
         return 1;
     }
+    if !crate::lazy::active() && request_code(ctx).is_none_or(|c| tool.may_activate(c)) {
+        // The request that begins the instrumentation (`lazy`) goes the
+        // full way, once.
+        return 1;
+    }
     let rec_addr = ctx.exit_record;
     let rec = cache::exit_record(rec_addr);
     ctx.regs.rip = rec.target;
@@ -142,6 +152,12 @@ pub extern "C" fn dgad_light_request(ctx: &mut ThreadCtx) -> u32 {
     }
     continue_in_block(ctx, rec_addr, rec.patch);
     0
+}
+
+/// The code of the guest's client request (the first word of the block
+/// `rax` points to), if readable.
+fn request_code(ctx: &ThreadCtx) -> Option<u64> {
+    crate::guest_mem::read_u64(ctx.regs.gpr[reg::RAX])
 }
 
 /// Goes back into the block whose exit record is at `rec_addr`, at the

@@ -49,6 +49,10 @@ pub struct Config {
     /// `DGAD_TAPE_WRITER` (on by default): a thread of the runtime writes
     /// full tape chunks while the program goes on.
     pub tape_writer: bool,
+    /// `DGAD_LAZY` (on by default): record and dot mode run plain
+    /// translations until a client request may make data active
+    /// (decision 53, `lazy`).
+    pub lazy: bool,
     /// `DGAD_TANGENT_CACHE` (on by default): dot mode keeps tangents in
     /// registers within a block where the CPU allows (decision 46).
     pub tangent_cache: bool,
@@ -169,6 +173,7 @@ fn read_config(envp: *const *const libc::c_char) -> Config {
         own_env: dgad_entries(envp),
         tape_writer,
         tangent_cache: switch("DGAD_TANGENT_CACHE"),
+        lazy: switch("DGAD_LAZY"),
         mode,
         stats: switch("DGAD_STATS"),
         log_fd,
@@ -272,6 +277,9 @@ pub extern "C" fn dgad_init(
     crate::threads::register(ctx);
     crate::signals::init();
     crate::adopt::existing_threads();
+    if cfg.lazy && tool.starts_lazily() && cfg.gdbserver.is_none() && crate::adopt::only_thread() {
+        crate::lazy::start_lazily();
+    }
     TAKEN_OVER.store(1, Ordering::Relaxed);
     crate::log!("takeover of pid {}", pid());
     if crate::static_exec::active() {

@@ -50,6 +50,7 @@ pub mod fds;
 pub mod gdbserver;
 pub mod guest_mem;
 pub mod init;
+pub mod lazy;
 pub mod loaded;
 pub mod lock;
 pub mod log;

@@ -108,6 +108,11 @@ pub const SETTINGS: &[Setting] = &[
         "record mode: full tape chunks written by dgad's writer thread",
     ),
     setting(
+        "DGAD_LAZY",
+        Kind::Switch { default: true },
+        "record and dot mode: plain translations until a client request may make data active (decision 53)",
+    ),
+    setting(
         "DGAD_TANGENT_CACHE",
         Kind::Switch { default: true },
         "dot mode on CPUs with AVX-512: tangents kept in xmm16–xmm28 within a block (decision 46)",

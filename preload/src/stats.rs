@@ -137,7 +137,7 @@ pub fn report() {
     crate::dgad_eprintln!(
         "stats pid {}: {} blocks, {} guest instructions translated, {} cache bytes, {} links, {} invalidated, \
          {} syscalls, {} signals ({} of them from inside an instruction's code delivered at its start, {} single steps to reach a boundary), indirect lookups {} ({:.2}% hit, {} of them in the table's second way; {} missed), {} instructions with no semantic entry, \
-         {} blocks with the tangent cache, {} tape chunks written by the writer thread, {}",
+         {} blocks with the tangent cache, {} tape chunks written by the writer thread, {}{}",
         crate::init::pid(),
         l(&STATS.blocks),
         l(&STATS.guest_insns),
@@ -155,6 +155,7 @@ pub fn report() {
         l(&STATS.no_semantics),
         l(&STATS.tangent_cache_blocks),
         l(&STATS.writer_chunks),
-        runtime_rules_summary()
+        runtime_rules_summary(),
+        crate::lazy::stats_text().map_or(String::new(), |t| format!("; {t}"))
     );
 }

@@ -56,6 +56,9 @@ pub fn leave(ctx: &ThreadCtx) -> bool {
 /// stack. `a` are the system call's arguments. Returns the syscall result
 /// for the parent.
 pub fn clone_thread(parent: &mut ThreadCtx, nr: i64, a: [u64; 5], next_pc: u64) -> i64 {
+    // Two threads must not run plain translations once data may become
+    // active (`lazy`).
+    crate::lazy::before_thread();
     let Some(child) = take_context() else {
         return -(libc::ENOMEM as i64);
     };

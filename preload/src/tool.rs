@@ -120,6 +120,22 @@ pub trait Tool: Sync {
         None
     }
 
+    /// Whether the process may start on plain translations (null mode's)
+    /// until a client request may make data active (decision 53,
+    /// `lazy`): true for a tool whose shadows all start at zero and become
+    /// non-zero only through client requests.
+    fn starts_lazily(&self) -> bool {
+        false
+    }
+
+    /// Whether client request `code` may make data active (begin the
+    /// instrumentation of a process that started lazily): every
+    /// Derivgrind request but the mode's query, which a program may ask
+    /// long before it marks anything.
+    fn may_activate(&self, code: u64) -> bool {
+        code >> 16 == request::GET_MODE >> 16 && code != request::GET_MODE
+    }
+
     /// A guest function the tool answers natively, by its address.
     fn intercepted(&self, _guest_pc: u64) -> Option<Interception> {
         None

@@ -31,6 +31,10 @@ impl Tool for DotTool {
         Some(rewriter::instrument::dot_plan)
     }
 
+    fn starts_lazily(&self) -> bool {
+        true
+    }
+
     fn caches_tangents(&self) -> bool {
         crate::init::config().tangent_cache && crate::cpu::has_avx512vl()
     }

@@ -38,6 +38,10 @@ impl Tool for RecordTool {
         Some(rewriter::instrument::record_plan)
     }
 
+    fn starts_lazily(&self) -> bool {
+        true
+    }
+
     fn instruction(&self, ctx: &mut ThreadCtx, insn: &Instruction) -> After {
         crate::ad::apply::instrument(ctx, insn, &super::mode::RECORD_MODE)
     }
