@@ -416,7 +416,9 @@ impl ThreadCtx {
 
     fn ibl_drop_range(&mut self, start: u64, end: u64) {
         for i in 0..IBL_ENTRIES {
-            let in_range = |k: u64| k >= start && k < end;
+            // An empty entry stays as it is: rewriting it would only touch
+            // (and fault in) pages of the table that no lookup used.
+            let in_range = |k: u64| k != Self::EMPTY_KEY && k >= start && k < end;
             if in_range(self.ibl_keys[i]) {
                 self.ibl_values[i] = crate::entry::enter_ibl_miss_addr();
                 self.ibl_keys[i] = Self::EMPTY_KEY;
