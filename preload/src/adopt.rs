@@ -112,7 +112,8 @@ pub struct Stray {
 /// once by the main thread at takeover, after the signal dispositions are
 /// the runtime's. Threads that native threads start meanwhile are found
 /// by listing the process's threads again until no new one appears.
-pub fn existing_threads() {
+/// Returns whether any other thread was found.
+pub fn existing_threads() -> bool {
     let me = sys::gettid();
     let mut asked: Vec<i32> = vec![me];
     let mut strays: Vec<Stray> = Vec::new();
@@ -189,6 +190,7 @@ pub fn existing_threads() {
         );
     }
     report(&strays);
+    asked.len() > 1
 }
 
 fn bit(sig: i32) -> u64 {
@@ -299,11 +301,6 @@ fn report(strays: &[Stray]) {
         );
         sys::exit_group(125);
     }
-}
-
-/// Whether the calling thread is the process's only one.
-pub fn only_thread() -> bool {
-    list_threads() == [sys::gettid()]
 }
 
 /// The thread ids of this process, from `/proc/self/task`.

@@ -276,8 +276,8 @@ pub extern "C" fn dgad_init(
     ctx.install_signal_stack();
     crate::threads::register(ctx);
     crate::signals::init();
-    crate::adopt::existing_threads();
-    if cfg.lazy && tool.starts_lazily() && cfg.gdbserver.is_none() && crate::adopt::only_thread() {
+    let others = crate::adopt::existing_threads();
+    if cfg.lazy && tool.starts_lazily() && cfg.gdbserver.is_none() && !others {
         crate::lazy::start_lazily();
     }
     TAKEN_OVER.store(1, Ordering::Relaxed);
