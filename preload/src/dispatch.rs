@@ -43,7 +43,7 @@ pub extern "C" fn dgad_dispatch(ctx: &mut ThreadCtx) {
                     // process that started lazily: its block was made
                     // without instrumentation, so the thread goes on from
                     // a new translation of what follows the request.
-                    let activated = crate::lazy::before_request(request_code(ctx));
+                    let activated = crate::lazy::before_request(|| request_code(ctx));
                     crate::tool::tool().client_request(ctx);
                     if crate::signals::pending_len(ctx) == 0 && !activated {
                         return continue_in_block(ctx, rec_addr, rec.patch);

@@ -52,12 +52,13 @@ pub fn active() -> bool {
     ACTIVE.load(Ordering::Relaxed)
 }
 
-/// The guest thread of `ctx` made client request `code` (its first word,
-/// or `None` when unreadable), not answered yet: begins the
-/// instrumentation if the request may make data active. Returns whether it
-/// began now (the thread must then not go on in its block).
-pub fn before_request(code: Option<u64>) -> bool {
-    if active() || !code.is_some_and(|c| crate::tool::tool().may_activate(c)) {
+/// A guest thread made a client request, not answered yet, whose code
+/// `code` reads (`None` when unreadable; read only while the process runs
+/// plain translations): begins the instrumentation if the request may make
+/// data active. Returns whether it began now (the thread must then not go
+/// on in its block).
+pub fn before_request(code: impl FnOnce() -> Option<u64>) -> bool {
+    if active() || !code().is_some_and(|c| crate::tool::tool().may_activate(c)) {
         return false;
     }
     activate(BY_REQUEST);
