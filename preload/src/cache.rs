@@ -482,12 +482,7 @@ impl CodeCache {
         for g in &doomed {
             self.blocks.remove(g);
             self.by_pc.remove(g);
-            for (field, stub) in self.incoming.remove(g).unwrap_or_default() {
-                let rel = rewriter::translate::link_field_value(field, stub)
-                    .expect("stub is near its branch");
-                // SAFETY: as in `link`.
-                unsafe { patch_rel32(field, rel) };
-            }
+            unlink(self.incoming.remove(g).unwrap_or_default());
         }
         STATS
             .invalidated
@@ -500,12 +495,7 @@ impl CodeCache {
     /// many were dropped. The caller drops the lookup tables' entries.
     pub fn forget_all(&mut self) -> u64 {
         for (_, links) in self.incoming.drain() {
-            for (field, stub) in links {
-                let rel = rewriter::translate::link_field_value(field, stub)
-                    .expect("stub is near its branch");
-                // SAFETY: as in `link`.
-                unsafe { patch_rel32(field, rel) };
-            }
+            unlink(links);
         }
         let n = self.blocks.len() as u64;
         self.blocks.clear();
@@ -601,6 +591,18 @@ impl CodeCache {
     /// Takes the place of the cache's own state in a child after `fork`:
     /// nothing to do, the copy is consistent because the lock was held.
     pub fn fork_child(&mut self) {}
+}
+
+/// Points each linked branch `(field, stub)` back at its exit stub.
+fn unlink(links: Vec<(u64, u64)>) {
+    for (field, stub) in links {
+        let rel =
+            rewriter::translate::link_field_value(field, stub).expect("stub is near its branch");
+        // SAFETY: `field` is the rel32 field of a patchable branch of a
+        // block in the cache (never unmapped), its stub within reach; the
+        // caller holds the cache lock.
+        unsafe { patch_rel32(field, rel) };
+    }
 }
 
 /// Makes `block`, the latest code of chunk `ci`, findable by
