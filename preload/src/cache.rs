@@ -275,6 +275,7 @@ impl CodeCache {
             // Nothing is active yet: the plain translation null mode makes.
             opts.instrument = None;
             opts.tangent_cache = false;
+            opts.hold_registers = false;
         }
         let t = loop {
             let Some(ci) = chunk else {
@@ -446,6 +447,7 @@ impl CodeCache {
             stack_bias: 0,
             scratch: 0,
             tangents: 0,
+            held: 0,
             flags_dead: false,
         };
         publish(

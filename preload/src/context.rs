@@ -231,6 +231,9 @@ pub struct ThreadCtx {
     /// `ContextLayout::vec_tmp`: where inline code saves the vector
     /// register it borrows (a masked move's shadows).
     pub vec_tmp: VecTmp,
+    /// `ContextLayout::held_xmm`: the guest's values of the xmm registers
+    /// translated code holds as temporaries (`InsnMapEntry::held`).
+    pub held_xmm: HeldXmm,
     /// The tool's per-thread state, opaque to the engine (the tool
     /// gives the bytes its own type; zero in a fresh context).
     pub tool: ToolArea,
@@ -275,6 +278,11 @@ const _: () = assert!(offset_of!(ThreadCtx, xsave) % 64 == 0);
 #[derive(Clone, Copy)]
 pub struct VecTmp(pub [u8; 64]);
 
+/// Guest `xmm0`–`xmm15` while translated code holds them (16 bytes each).
+#[repr(C, align(16))]
+#[derive(Clone, Copy)]
+pub struct HeldXmm(pub [[u8; 16]; 16]);
+
 /// Every bit but the sign: two double lanes, then four float lanes,
 /// 16-byte aligned for legacy SSE's `ptest` with a memory operand.
 #[repr(C, align(16))]
@@ -312,6 +320,7 @@ impl ThreadCtx {
         vec_tmp: offset_of!(ThreadCtx, vec_tmp) as u32,
         pending_signals: offset_of!(ThreadCtx, pending_len) as u32,
         fs_tmp: offset_of!(ThreadCtx, fs_tmp) as u32,
+        held_xmm: offset_of!(ThreadCtx, held_xmm) as u32,
     };
 
     /// Maps a fresh context and its runtime stack. The lookup table starts

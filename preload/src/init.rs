@@ -254,6 +254,7 @@ pub extern "C" fn dgad_init(
         instrument: tool.planner(),
         zmm_state: crate::cpu::vector_bytes() == 64,
         tangent_cache: tool.caches_tangents(),
+        hold_registers: tool.holds_registers(),
         stop_before: cfg
             .gdbserver
             .is_some()

@@ -555,6 +555,45 @@ fn write_back_tangents(ctx: &mut ThreadCtx, uc: &libc::ucontext_t, regs: u16) {
     }
 }
 
+/// The translation held the guest xmm registers in `regs` (bit n) as
+/// temporaries (`InsnMapEntry::held`, decision 54): their guest values are
+/// in the context's `held_xmm` slots. Copies them into the interrupted
+/// state in the frame (its legacy area: bytes 160 + 16 n), from which the
+/// kernel's `rt_sigreturn` loads the registers. Signal context: plain
+/// copies.
+fn put_back_held(ctx: &ThreadCtx, uc: &mut libc::ucontext_t, regs: u16) {
+    const XMM_AREA: usize = 160;
+    const SW_RESERVED: usize = 464;
+    const XSTATE_BV: usize = 512;
+    const FP_XSTATE_MAGIC1: u32 = 0x4650_5853;
+    let fp = uc.uc_mcontext.fpregs as *mut u8;
+    if fp.is_null() {
+        return;
+    }
+    // SAFETY: the frame's fpstate is at least the 512-byte fxsave area;
+    // with the xsave magic in its software-reserved bytes, an xsave header
+    // follows at byte 512.
+    unsafe {
+        if (fp.add(SW_RESERVED) as *const u32).read_unaligned() == FP_XSTATE_MAGIC1 {
+            let bv = fp.add(XSTATE_BV) as *mut u64;
+            if bv.read_unaligned() & 2 == 0 {
+                // The SSE state was in its initial form (all registers
+                // zero), which the kernel did not write out: write it, or
+                // `xrstor` would ignore the area.
+                core::ptr::write_bytes(fp.add(XMM_AREA), 0, 16 * 16);
+                bv.write_unaligned(bv.read_unaligned() | 2);
+            }
+        }
+        for n in (0..16).filter(|n| regs & 1 << n != 0) {
+            core::ptr::copy_nonoverlapping(
+                ctx.held_xmm.0[n].as_ptr(),
+                fp.add(XMM_AREA + 16 * n),
+                16,
+            );
+        }
+    }
+}
+
 /// Sends the interrupted thread to `dgad_signal_entry` with guest state.
 fn redirect(ctx: &mut ThreadCtx, uc: &mut libc::ucontext_t, guest_pc: u64, at: InsnMapEntry) {
     use rewriter::translate::{
@@ -564,6 +603,9 @@ fn redirect(ctx: &mut ThreadCtx, uc: &mut libc::ucontext_t, guest_pc: u64, at: I
     let (spilled, stack_bias) = (at.spills, at.stack_bias);
     if at.tangents != 0 {
         write_back_tangents(ctx, uc, at.tangents);
+    }
+    if at.held != 0 {
+        put_back_held(ctx, uc, at.held);
     }
     let g = &mut uc.uc_mcontext.gregs;
     for (bit, reg, slot) in [

@@ -89,6 +89,13 @@ pub trait Tool: Sync {
         false
     }
 
+    /// Whether the planner's code may hold program registers as
+    /// temporaries across instructions
+    /// ([`rewriter::TranslateOptions::hold_registers`]).
+    fn holds_registers(&self) -> bool {
+        false
+    }
+
     /// An instrumented instruction left the cache for the runtime.
     fn instruction(&self, _ctx: &mut ThreadCtx, _insn: &Instruction) -> After {
         After::Run

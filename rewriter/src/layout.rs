@@ -67,6 +67,10 @@ pub struct ContextLayout {
     /// A slot where the shadow address of an `fs:` operand keeps the
     /// register it reads the `%fs` base into.
     pub fs_tmp: u32,
+    /// Sixteen 16-byte slots, one per guest `xmm0`–`xmm15`: where a
+    /// translation keeps the guest's value of a register it holds as a
+    /// temporary across instructions (`InsnMapEntry::held`).
+    pub held_xmm: u32,
 }
 
 impl ContextLayout {
@@ -91,6 +95,7 @@ impl ContextLayout {
         vec_tmp: 0x1f40,
         pending_signals: 0x90,
         fs_tmp: 0xa0,
+        held_xmm: 0x1d00,
     };
 }
 

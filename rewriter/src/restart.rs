@@ -355,6 +355,7 @@ mod tests {
             stack_bias: 0,
             scratch: 0,
             tangents,
+            held: 0,
             flags_dead,
         }
     }

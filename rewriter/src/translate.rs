@@ -18,6 +18,7 @@
 //! signal or a fault in cache code be explained in guest terms.
 
 mod dot;
+mod held;
 mod shuffle;
 mod tangent_cache;
 
@@ -159,6 +160,11 @@ pub struct InsnMapEntry {
     /// file's: a signal or fault here writes them back first
     /// ([`TranslateOptions::tangent_cache`]).
     pub tangents: u16,
+    /// Guest xmm registers (bit n: `xmmn`) the translation holds here as
+    /// temporaries: their guest values are in the context's `held_xmm`
+    /// slot n, the registers hold anything. A signal or fault here puts
+    /// them back ([`TranslateOptions::tangent_cache`]).
+    pub held: u16,
     /// On a boundary entry: the guest's status flags are dead before the
     /// instruction, so its inserted code may change them and still be
     /// abandoned and run again from [`Self::cache_off`] (the runtime
@@ -269,6 +275,11 @@ pub struct TranslateOptions {
     /// blocks of legacy SSE code (no VEX or EVEX instruction, no mask
     /// register named), which no AVX-512 code shares a function with.
     pub tangent_cache: bool,
+    /// Dot mode without the tangent cache (CPUs without AVX-512): inline
+    /// tangent code may hold guest xmm registers as temporaries across
+    /// instructions, in blocks of legacy SSE code (decision 54,
+    /// `translate::held`).
+    pub hold_registers: bool,
 }
 
 impl Default for TranslateOptions {
@@ -282,6 +293,7 @@ impl Default for TranslateOptions {
             zmm_state: false,
             stop_before: None,
             tangent_cache: false,
+            hold_registers: false,
         }
     }
 }
@@ -333,8 +345,12 @@ fn translate_window(
         let run = straight_line(window, guest_pc, opts.max_insns, opts.stop_before);
         t.flags_dead = crate::instrument::flags_dead_before(&run);
         t.vectors_dead = crate::instrument::vectors_dead_before(&run);
-        t.tangent_cache =
-            opts.tangent_cache && opts.zmm_state && !run.iter().any(tangent_cache::not_legacy_code);
+        let legacy = !run.iter().any(tangent_cache::not_legacy_code);
+        t.tangent_cache = opts.tangent_cache && opts.zmm_state && legacy;
+        t.hold = opts.hold_registers && !t.tangent_cache && legacy;
+        if t.hold {
+            t.vectors_named = held::vectors_named(&run);
+        }
     }
     // Code that may change under us is compared with its translation-time
     // bytes at every entry: inline, at the end of the translation, and
@@ -399,6 +415,7 @@ fn translate_window(
             // The runtime answers the request and comes back right after
             // the exit record, where the block goes on after the sequence.
             t.drop_tangents();
+            t.release_held(u16::MAX);
             t.map(insn.ip(), 0);
             end_pc = insn.ip() + len as u64;
             t.stub_and_record(
@@ -439,6 +456,7 @@ fn translate_window(
     }
     if !ended {
         t.flush_tangents();
+        t.release_held(u16::MAX);
         t.map(end_pc, 0);
         let field = t.e.jmp_rel32_placeholder();
         t.pending.push((field, end_pc, ExitKind::Branch));
@@ -502,6 +520,7 @@ pub fn translate_native_call(
         stack_bias: 0,
         scratch: 0,
         tangents: 0,
+        held: 0,
         flags_dead: false,
     });
     let l = *layout;
@@ -589,6 +608,15 @@ struct Translator<'a> {
     /// The lanes of the instruction being recorded inline whose
     /// all-passive path [`Self::blocks_epilogue`] emits out of line.
     passive_lanes: Vec<PassiveLane>,
+    /// Inline tangent code may hold guest xmm registers as temporaries
+    /// across instructions in this block (`translate::held`).
+    hold: bool,
+    /// The guest xmm registers held here (bit n), their values in the
+    /// context's `held_xmm` slots.
+    held: u16,
+    /// Per instruction of the block: the xmm registers it names or uses
+    /// (bit n), and those that instructions after it do.
+    vectors_named: Vec<(u16, u16)>,
 }
 
 /// An inline-recorded lane's path for all-passive operands: the `je` at
@@ -611,6 +639,7 @@ struct Mark {
     pending: usize,
     cached: u16,
     dirty: u16,
+    held: u16,
     rare_paths: usize,
     t2_zero: bool,
     targets: usize,
@@ -646,6 +675,9 @@ impl<'a> Translator<'a> {
             tangent_cache_used: false,
             t2_zero: false,
             passive_lanes: Vec::new(),
+            hold: false,
+            held: 0,
+            vectors_named: Vec::new(),
         }
     }
 
@@ -658,6 +690,7 @@ impl<'a> Translator<'a> {
             pending: self.pending.len(),
             cached: self.cached,
             dirty: self.dirty,
+            held: self.held,
             rare_paths: self.rare_paths.len(),
             t2_zero: self.t2_zero,
             targets: self.e.targets.len(),
@@ -673,6 +706,7 @@ impl<'a> Translator<'a> {
         self.pending.truncate(m.pending);
         self.cached = m.cached;
         self.dirty = m.dirty;
+        self.held = m.held;
         self.rare_paths.truncate(m.rare_paths);
         self.t2_zero = m.t2_zero;
         self.e.targets.truncate(m.targets);
@@ -690,6 +724,7 @@ impl<'a> Translator<'a> {
             stack_bias: 0,
             scratch: 0,
             tangents: self.dirty,
+            held: self.held,
             flags_dead: false,
         });
     }
@@ -767,6 +802,7 @@ impl<'a> Translator<'a> {
             stack_bias,
             scratch: 0,
             tangents: self.dirty,
+            held: self.held,
             flags_dead: false,
         });
     }
@@ -800,6 +836,7 @@ impl<'a> Translator<'a> {
             // Leaving the block, or the runtime: the file must be current.
             self.flush_tangents();
         }
+        self.release_held_for(insn);
         match insn.code() {
             Code::Syscall => {
                 self.map(insn.ip(), 0);
@@ -2520,7 +2557,8 @@ impl<'a> Translator<'a> {
         use Code::*;
         let vex = insn.encoding() != EncodingKind::Legacy;
         let (low, whole) = self.vectors_dead.get(self.index).copied().unwrap_or((0, 0));
-        let dead = if vex { whole } else { low };
+        // Held registers (legacy code) are free to change.
+        let dead = if vex { whole } else { low | self.held };
         let store = match (len, vex) {
             (4, false) => Movss_xmmm32_xmm,
             (8, false) => Movsd_xmmm64_xmm,
@@ -2692,6 +2730,9 @@ impl<'a> Translator<'a> {
     /// recorded over the result's own index): it is delivered at the next
     /// boundary instead.
     fn instrument_call(&mut self, insn: &Instruction) {
+        // The runtime sees and saves the guest's registers.
+        let held = self.held;
+        self.release_held(u16::MAX);
         let resume = core::mem::size_of::<InstrumentRecord>() as i32;
         self.stub_and_record(insn.ip(), ExitKind::Instrument, resume);
         // Translations are never freed, so neither is their instruction.
@@ -2699,6 +2740,7 @@ impl<'a> Translator<'a> {
         self.e
             .bytes(&(decoded as *const Instruction as u64).to_le_bytes());
         self.inside(insn.ip(), 0, 0);
+        self.hold(held);
     }
 
     /// Copies a guest instruction, re-encoding it at the cache address when
@@ -2743,6 +2785,7 @@ impl<'a> Translator<'a> {
             stack_bias,
             scratch: gpr.0,
             tangents,
+            held: self.held,
             flags_dead: false,
         });
         self.e.mov_imm64(gpr, insn.ip_rel_memory_address());
@@ -2921,6 +2964,7 @@ impl<'a> Translator<'a> {
             stack_bias: 0,
             scratch: 0,
             tangents: 0,
+            held: 0,
             flags_dead: false,
         });
         // rcx − guest_pc, from rax = !guest_pc; on a miss, back to the

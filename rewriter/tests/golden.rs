@@ -31,6 +31,9 @@ struct Case {
     /// `# mode: dot-cache` in the file: dot mode with the tangent cache,
     /// for a CPU with AVX-512 (translated on any machine).
     dot_cache: bool,
+    /// `# mode: dot-hold` in the file: dot mode holding registers as
+    /// temporaries across instructions, for a CPU without AVX-512.
+    dot_hold: bool,
     /// `# mode: native-call` in the file: the stand-in for a function the
     /// runtime answers natively (wrapper [`WRAPPER`], descriptor
     /// [`DESC`] in `rdi`); the guest bytes are not decoded.
@@ -59,6 +62,7 @@ fn parse(path: &Path) -> Case {
     let mut record = false;
     let mut dot = false;
     let mut dot_cache = false;
+    let mut dot_hold = false;
     let mut native_call = false;
     let mut verify = false;
     let mut guest_pc = 0;
@@ -70,6 +74,8 @@ fn parse(path: &Path) -> Case {
             dot = true;
         } else if line.trim() == "# mode: dot-cache" {
             dot_cache = true;
+        } else if line.trim() == "# mode: dot-hold" {
+            dot_hold = true;
         } else if line.trim() == "# mode: native-call" {
             native_call = true;
         } else if line.trim() == "# mode: verify" {
@@ -91,6 +97,7 @@ fn parse(path: &Path) -> Case {
         record,
         dot,
         dot_cache,
+        dot_hold,
         native_call,
         verify,
         comment,
@@ -254,6 +261,10 @@ fn run_case(path: &Path) -> Result<(), String> {
         opts.zmm_state = true;
         opts.tangent_cache = true;
     }
+    if case.dot_hold {
+        opts.instrument = Some(rewriter::instrument::dot_plan);
+        opts.hold_registers = true;
+    }
     opts.verify_entry = case.verify;
     let t = if case.native_call {
         translate_native_call(
@@ -281,6 +292,8 @@ fn run_case(path: &Path) -> Result<(), String> {
             "# mode: dot\n"
         } else if case.dot_cache {
             "# mode: dot-cache\n"
+        } else if case.dot_hold {
+            "# mode: dot-hold\n"
         } else if case.native_call {
             "# mode: native-call\n"
         } else if case.verify {

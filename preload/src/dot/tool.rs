@@ -39,6 +39,10 @@ impl Tool for DotTool {
         crate::init::config().tangent_cache && crate::cpu::has_avx512vl()
     }
 
+    fn holds_registers(&self) -> bool {
+        crate::init::config().tangent_cache && !crate::cpu::has_avx512vl()
+    }
+
     fn instruction(&self, ctx: &mut ThreadCtx, insn: &Instruction) -> After {
         crate::ad::apply::instrument(ctx, insn, &super::mode::DOT_MODE)
     }

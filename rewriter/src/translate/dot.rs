@@ -337,6 +337,12 @@ impl Form {
 /// [`TEMPS`] xmm registers `insn` does not name, those in `dead` (whose
 /// values no later instruction reads) first.
 pub(super) fn temporaries(insn: &Instruction, dead: u16) -> [u32; TEMPS] {
+    temporaries_ranked(insn, &[dead])
+}
+
+/// [`TEMPS`] xmm registers `insn` does not name: those of `ranks[0]`
+/// first, then of `ranks[1]`, …, then the rest.
+fn temporaries_ranked(insn: &Instruction, ranks: &[u16]) -> [u32; TEMPS] {
     let mut factory = InstructionInfoFactory::new();
     let used: Vec<u32> = factory
         .info(insn)
@@ -348,14 +354,14 @@ pub(super) fn temporaries(insn: &Instruction, dead: u16) -> [u32; TEMPS] {
         .collect();
     let mut out = [0; TEMPS];
     let mut k = 0;
-    let free = |n: &u32| !used.contains(n);
-    let dead_first = (0..16)
-        .filter(|n| dead & 1 << n != 0)
-        .chain((0..16).filter(|n| dead & 1 << n == 0));
-    for n in dead_first.filter(free) {
-        if k < TEMPS {
-            out[k] = n;
-            k += 1;
+    let mut taken = 0u16;
+    for rank in ranks.iter().copied().chain([u16::MAX]) {
+        for n in 0..16u32 {
+            if k < TEMPS && rank & 1 << n != 0 && taken & 1 << n == 0 && !used.contains(&n) {
+                out[k] = n;
+                taken |= 1 << n;
+                k += 1;
+            }
         }
     }
     out
@@ -398,17 +404,24 @@ impl Translator<'_> {
 
     /// Saves (`save`) or restores temporaries `slots` (of [`TEMPS`]),
     /// except those dead here.
+    /// A block that holds registers (`held`) saves a temporary in the
+    /// register's own slot, and not at all when it is held.
     fn dot_temps(&mut self, f: Form, temps: &[u32; TEMPS], slots: &[usize], save: bool) {
         use Code::*;
         let base = self.layout.tool_area;
         let (low, whole) = self.vectors_dead.get(self.index).copied().unwrap_or((0, 0));
-        let dead = if f.vex { whole } else { low };
+        let hold = self.hold && !f.vex;
+        let free = if f.vex { whole } else { low } | if hold { self.held } else { 0 };
         for &k in slots {
             let n = temps[k];
-            if dead & 1 << n != 0 {
+            if free & 1 << n != 0 {
                 continue;
             }
-            let slot = gs_operand(base + TEMP_SLOT * k as u32);
+            let slot = if hold {
+                self.held_slot(n)
+            } else {
+                gs_operand(base + TEMP_SLOT * k as u32)
+            };
             let (code, reg) = match (f.vex, self.zmm_state) {
                 (false, _) => (
                     if save {
@@ -462,7 +475,16 @@ impl Translator<'_> {
             double: a.elem == Elem::F64,
         };
         let (low, whole) = self.vectors_dead.get(self.index).copied().unwrap_or((0, 0));
-        let temps = temporaries(insn, if f.vex { whole } else { low });
+        let dead = if f.vex { whole } else { low };
+        // Holding (legacy code): the registers held already, then those
+        // no later instruction names, which stay held to the block's end.
+        let hold = self.hold && !f.vex;
+        let temps = if hold {
+            let later_free = self.unnamed_after();
+            temporaries_ranked(insn, &[dead, self.held & later_free, self.held, later_free])
+        } else {
+            temporaries(insn, dead)
+        };
         let t = |k: usize| f.reg(temps[k]);
         let shadow =
             |r: Register| VSrc::M(gs_operand(sr + RegFile::vec_offset(r.number(), 0) as u32));
@@ -491,7 +513,12 @@ impl Translator<'_> {
             self.spilled(insn, SPILLS_RAX);
             self.e.store_gs(l.spill_rax, Gpr::RAX);
         }
-        self.dot_temps(f, &temps, &used, true);
+        if hold {
+            let regs = used.iter().fold(0u16, |m, &k| m | 1 << temps[k]);
+            self.hold(regs & !dead);
+        } else {
+            self.dot_temps(f, &temps, &used, true);
+        }
         // b, and its tangent into t1.
         let b = match a.src {
             Some(r) => {

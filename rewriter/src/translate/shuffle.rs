@@ -29,7 +29,8 @@ impl Translator<'_> {
         let dst = insn.op0_register();
         let width = dst.size() as u32;
         let (low, whole) = self.vectors_dead.get(self.index).copied().unwrap_or((0, 0));
-        let dead = if vex { whole } else { low };
+        // Held registers (legacy code) are free to change.
+        let dead = if vex { whole } else { low | self.held };
         let temps = super::dot::temporaries(insn, dead);
         let (n1, n2) = (temps[0], temps[1]);
         let saved: Vec<u32> = [n1, n2]

@@ -1,0 +1,160 @@
+//! Guest xmm registers held as temporaries across instructions (dot mode
+//! without the AVX-512 tangent cache, decision 54).
+//!
+//! The inline tangent code of an SSE `add`, `mul`, … computes in vector
+//! registers the instruction does not name. Where none is dead, it used to
+//! save each temporary before and restore it after, four memory operations
+//! per temporary and instruction. In a block of legacy SSE code the
+//! translation instead *holds* such a register: its guest value is stored
+//! once in the context's `held_xmm` slot and the register stays the
+//! tangent code's until something needs the guest's value again:
+//!
+//! - an instruction that names or uses it (put back before that
+//!   instruction's code, which may read it as an operand);
+//! - anything that leaves the block or its straight line — a branch, a
+//!   call, a return, a system call, a client request, an instruction
+//!   without semantics, a state save (`fxsave`, `xsave`), the block's end;
+//! - a runtime entry from inline code (`instrument_call`): all are put
+//!   back before it and held again after it, so the runtime always sees
+//!   and saves the guest's values.
+//!
+//! Registers no later instruction of the block names are chosen first, so
+//! a loop body holds two or three registers once per iteration. Every map
+//! entry says which registers are held there ([`InsnMapEntry::held`]): a
+//! fault or a signal delivered there has the runtime copy their slots into
+//! the interrupted state before the guest sees it. Legacy SSE code only
+//! (whose instructions leave bits above 128 alone: 16 bytes per register);
+//! blocks with VEX or EVEX code keep saving around each instruction.
+
+use super::{gs_operand, InsnMapEntry, Translator};
+use crate::semantics::{semantics, Semantics, SpecialKind};
+use iced_x86::{
+    Code, FlowControl, Instruction, InstructionInfoFactory, MemoryOperand, Mnemonic, Register,
+};
+
+/// For each instruction of a straight-line run: the xmm registers 0–15
+/// held before it that must be put back (those it names or uses; all
+/// sixteen before one that must not be passed with registers held), and
+/// those that the instructions after it name or use.
+pub(super) fn vectors_named(run: &[Instruction]) -> Vec<(u16, u16)> {
+    let mut factory = InstructionInfoFactory::new();
+    let mut out = vec![(0u16, 0u16); run.len()];
+    let mut after = 0u16;
+    for (i, insn) in run.iter().enumerate().rev() {
+        let named = factory
+            .info(insn)
+            .used_registers()
+            .iter()
+            .map(|u| u.register())
+            .filter(|r| (r.is_xmm() || r.is_ymm() || r.is_zmm()) && r.number() < 16)
+            .fold(0u16, |m, r| m | 1 << r.number());
+        out[i] = (if releases_all(insn) { u16::MAX } else { named }, after);
+        after |= named;
+    }
+    out
+}
+
+/// Whether the translation must put every held register back before
+/// `insn`: it leaves the straight line (or the block) or may read or
+/// write registers it does not name.
+fn releases_all(insn: &Instruction) -> bool {
+    insn.flow_control() != FlowControl::Next
+        || matches!(
+            insn.code(),
+            Code::Syscall | Code::Cpuid | Code::Wrgsbase_r32 | Code::Wrgsbase_r64
+        )
+        || matches!(
+            semantics(insn.code()),
+            Some(Semantics::Special(SpecialKind::StateSave)) | None
+        )
+        || matches!(insn.mnemonic(), Mnemonic::Vzeroupper | Mnemonic::Vzeroall)
+}
+
+/// The slot of guest xmm `n` while it is held.
+fn slot(layout_held: u32, n: u32) -> MemoryOperand {
+    gs_operand(layout_held + 16 * n)
+}
+
+impl Translator<'_> {
+    /// Before `insn`'s code: puts back the held registers it names, or all
+    /// of them where it must not be passed with registers held.
+    pub(super) fn release_held_for(&mut self, insn: &Instruction) {
+        if self.held == 0 {
+            return;
+        }
+        let named = if releases_all(insn) {
+            u16::MAX
+        } else {
+            self.vectors_named
+                .get(self.index)
+                .map_or(u16::MAX, |&(named, _)| named)
+        };
+        self.release_held(named);
+    }
+
+    /// Puts the guest's values of the held registers in `regs` back (the
+    /// map entry from here on says so).
+    pub(super) fn release_held(&mut self, regs: u16) {
+        let back = self.held & regs;
+        if back == 0 {
+            return;
+        }
+        self.copy_held(back, false);
+        self.held &= !back;
+        self.mark_held();
+    }
+
+    /// Holds the registers of `regs` not held yet: their guest values go
+    /// to their slots (the map entry from here on says so).
+    pub(super) fn hold(&mut self, regs: u16) {
+        let new = regs & !self.held;
+        if new == 0 {
+            return;
+        }
+        self.copy_held(new, true);
+        self.held |= new;
+        self.mark_held();
+    }
+
+    /// Copies the registers of `regs` to their slots (`to_slots`) or back.
+    fn copy_held(&mut self, regs: u16, to_slots: bool) {
+        let base = self.layout.held_xmm;
+        for n in (0..16).filter(|n| regs & 1 << n != 0) {
+            let (r, m) = (Register::XMM0 + n, slot(base, n));
+            self.asm(if to_slots {
+                Instruction::with2(Code::Movdqu_xmmm128_xmm, m, r)
+            } else {
+                Instruction::with2(Code::Movdqu_xmm_xmmm128, r, m)
+            });
+        }
+    }
+
+    /// The slot where a temporary `n` is saved around one instruction's
+    /// code while the block holds registers (the slot it has when held).
+    pub(super) fn held_slot(&self, n: u32) -> MemoryOperand {
+        slot(self.layout.held_xmm, n)
+    }
+
+    /// Registers no instruction after this one names: the best to hold.
+    pub(super) fn unnamed_after(&self) -> u16 {
+        !self
+            .vectors_named
+            .get(self.index)
+            .map_or(u16::MAX, |&(_, after)| after)
+    }
+
+    /// An inside entry here with the current held set, the rest as the
+    /// latest entry's (before the block's first entry there is nothing to
+    /// mark: no instruction has run).
+    fn mark_held(&mut self) {
+        if let Some(last) = self.insn_map.last().copied() {
+            self.insn_map.push(InsnMapEntry {
+                cache_off: self.e.offset() as u32,
+                boundary: false,
+                flags_dead: false,
+                held: self.held,
+                ..last
+            });
+        }
+    }
+}
