@@ -111,6 +111,13 @@ fn note_narrow_input(ctx: &mut ThreadCtx, addr: u64, index: u64) {
     if !crate::ad::guest::read_mem(addr, &mut b) {
         return;
     }
+    // A mark without a value (0, as Derivgrind's Fortran interface
+    // `dg_inputf(c_loc(x))` sends, not knowing x's type) tells nothing:
+    // compared with 0, the bytes after a float read as an x87 value's
+    // exponent made the answer depend on whatever lay there.
+    if value == 0.0 && b[..4] != [0; 4] {
+        return;
+    }
     let double = f64::from_le_bytes(b[..8].try_into().unwrap());
     let float = f64::from(f32::from_le_bytes(b[..4].try_into().unwrap()));
     // In software, not with the x87 unit: requests may be answered while
