@@ -179,6 +179,27 @@ pub enum Plan {
     Runtime,
 }
 
+impl Plan {
+    /// Whether the plan's inline code touches general registers' shadows
+    /// and memory only (no vector register, no vector register's shadow).
+    /// `SaveFlags` counts: its inner plan is asked again.
+    pub fn general_registers_and_memory_only(&self) -> bool {
+        matches!(
+            self,
+            Plan::Nothing
+                | Plan::CopyRegister { .. }
+                | Plan::LoadShadow { .. }
+                | Plan::StoreShadow { .. }
+                | Plan::Push { .. }
+                | Plan::Pop { .. }
+                | Plan::Leave { .. }
+                | Plan::ZeroShadow { .. }
+                | Plan::ExtendRegister { .. }
+                | Plan::SaveFlags(_)
+        )
+    }
+}
+
 /// The operands of a [`Plan::DotArithmetic`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DotArithmetic {

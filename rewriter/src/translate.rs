@@ -617,6 +617,9 @@ struct Translator<'a> {
     /// Per instruction of the block: the xmm registers it names or uses
     /// (bit n), and those that instructions after it do.
     vectors_named: Vec<(u16, u16)>,
+    /// Per held register h: which guest register's tangent it holds too
+    /// (`translate::held`'s tangent entries; 0: none).
+    tangent_in: [u8; 16],
 }
 
 /// An inline-recorded lane's path for all-passive operands: the `je` at
@@ -640,6 +643,7 @@ struct Mark {
     cached: u16,
     dirty: u16,
     held: u16,
+    tangent_in: [u8; 16],
     rare_paths: usize,
     t2_zero: bool,
     targets: usize,
@@ -678,6 +682,7 @@ impl<'a> Translator<'a> {
             hold: false,
             held: 0,
             vectors_named: Vec::new(),
+            tangent_in: [0; 16],
         }
     }
 
@@ -691,6 +696,7 @@ impl<'a> Translator<'a> {
             cached: self.cached,
             dirty: self.dirty,
             held: self.held,
+            tangent_in: self.tangent_in,
             rare_paths: self.rare_paths.len(),
             t2_zero: self.t2_zero,
             targets: self.e.targets.len(),
@@ -707,6 +713,7 @@ impl<'a> Translator<'a> {
         self.cached = m.cached;
         self.dirty = m.dirty;
         self.held = m.held;
+        self.tangent_in = m.tangent_in;
         self.rare_paths.truncate(m.rare_paths);
         self.t2_zero = m.t2_zero;
         self.e.targets.truncate(m.targets);
@@ -985,6 +992,9 @@ impl<'a> Translator<'a> {
     fn instrument_inline(&mut self, insn: &Instruction, plan: Plan) -> Result<(), TranslateError> {
         let l = *self.layout;
         let sr = l.shadow_regs;
+        if self.hold {
+            self.tangents_before(&plan);
+        }
         let plan = if self.tangent_cache {
             match self.cached_plan(insn, plan)? {
                 Some(plan) => plan,
@@ -2572,6 +2582,7 @@ impl<'a> Translator<'a> {
             return Ok(false);
         }
         let temp = Register::XMM0 + dead.trailing_zeros();
+        self.drop_tangents_in(1 << dead.trailing_zeros());
         let l = *self.layout;
         let sr = l.shadow_regs;
         let memory = matches!(src, MoveSide::Memory) || matches!(dst, MoveSide::Memory);
@@ -2730,8 +2741,9 @@ impl<'a> Translator<'a> {
     /// recorded over the result's own index): it is delivered at the next
     /// boundary instead.
     fn instrument_call(&mut self, insn: &Instruction) {
-        // The runtime sees and saves the guest's registers.
-        let held = self.held;
+        // The runtime sees and saves the guest's registers; after it the
+        // held registers hold their tangents again, from the file.
+        let (held, entries) = (self.held, self.tangent_in);
         self.release_held(u16::MAX);
         let resume = core::mem::size_of::<InstrumentRecord>() as i32;
         self.stub_and_record(insn.ip(), ExitKind::Instrument, resume);
@@ -2741,6 +2753,7 @@ impl<'a> Translator<'a> {
             .bytes(&(decoded as *const Instruction as u64).to_le_bytes());
         self.inside(insn.ip(), 0, 0);
         self.hold(held);
+        self.reload_tangents(entries);
     }
 
     /// Copies a guest instruction, re-encoding it at the cache address when

@@ -337,12 +337,13 @@ impl Form {
 /// [`TEMPS`] xmm registers `insn` does not name, those in `dead` (whose
 /// values no later instruction reads) first.
 pub(super) fn temporaries(insn: &Instruction, dead: u16) -> [u32; TEMPS] {
-    temporaries_ranked(insn, &[dead])
+    temporaries_ranked(insn, [None, None], &[dead])
 }
 
-/// [`TEMPS`] xmm registers `insn` does not name: those of `ranks[0]`
-/// first, then of `ranks[1]`, …, then the rest.
-fn temporaries_ranked(insn: &Instruction, ranks: &[u16]) -> [u32; TEMPS] {
+/// [`TEMPS`] xmm registers `insn` does not name: `fixed` first where
+/// given (registers it does not name), then those of `ranks[0]`, then of
+/// `ranks[1]`, …, then the rest.
+fn temporaries_ranked(insn: &Instruction, fixed: [Option<u32>; 2], ranks: &[u16]) -> [u32; TEMPS] {
     let mut factory = InstructionInfoFactory::new();
     let used: Vec<u32> = factory
         .info(insn)
@@ -353,16 +354,25 @@ fn temporaries_ranked(insn: &Instruction, ranks: &[u16]) -> [u32; TEMPS] {
         .map(|r| r.number() as u32)
         .collect();
     let mut out = [0; TEMPS];
-    let mut k = 0;
-    let mut taken = 0u16;
-    for rank in ranks.iter().copied().chain([u16::MAX]) {
-        for n in 0..16u32 {
-            if k < TEMPS && rank & 1 << n != 0 && taken & 1 << n == 0 && !used.contains(&n) {
-                out[k] = n;
-                taken |= 1 << n;
-                k += 1;
-            }
-        }
+    let taken_fixed = fixed.iter().flatten().fold(0u16, |m, &n| m | 1 << n);
+    let mut taken = taken_fixed;
+    let mut next = ranks
+        .iter()
+        .copied()
+        .chain([u16::MAX])
+        .flat_map(|rank| (0..16u32).filter(move |n| rank & 1 << n != 0));
+    for (k, f) in fixed.iter().copied().chain([None; TEMPS - 2]).enumerate() {
+        out[k] = match f {
+            Some(n) => n,
+            None => loop {
+                match next.next() {
+                    Some(n) if taken & 1 << n == 0 && !used.contains(&n) => break n,
+                    Some(_) => {}
+                    None => break 0,
+                }
+            },
+        };
+        taken |= 1 << out[k];
     }
     out
 }
@@ -479,12 +489,47 @@ impl Translator<'_> {
         // Holding (legacy code): the registers held already, then those
         // no later instruction names, which stay held to the block's end.
         let hold = self.hold && !f.vex;
+        // Holding, an operation takes an operand's tangent from the held
+        // register that has it (written through to the file: the same
+        // bytes as the load), and leaves its result's there.
+        let cached = |r: Register| {
+            if hold {
+                self.cached_tangent(r.number() as u32, f.scalar, f.double)
+            } else {
+                None
+            }
+        };
+        let ca = if a.op == FpOp::Sqrt {
+            None
+        } else {
+            cached(a.src1)
+        };
+        let cb = a
+            .src
+            .filter(|r| r.number() != a.src1.number())
+            .and_then(cached);
         let temps = if hold {
+            // Registers whose tangents are worth keeping come last.
             let later_free = self.unnamed_after();
-            temporaries_ranked(insn, &[dead, self.held & later_free, self.held, later_free])
+            let keep = self.tangent_registers();
+            temporaries_ranked(
+                insn,
+                [ca, cb],
+                &[
+                    dead & !keep,
+                    self.held & later_free & !keep,
+                    self.held & !keep,
+                    later_free & !keep,
+                    !keep,
+                ],
+            )
         } else {
             temporaries(insn, dead)
         };
+        if hold {
+            // The destination's tangent changes.
+            self.drop_tangents_of(1 << a.dst.number());
+        }
         let t = |k: usize| f.reg(temps[k]);
         let shadow =
             |r: Register| VSrc::M(gs_operand(sr + RegFile::vec_offset(r.number(), 0) as u32));
@@ -522,7 +567,9 @@ impl Translator<'_> {
         // b, and its tangent into t1.
         let b = match a.src {
             Some(r) => {
-                self.v(f, V::Load, t1, shadow(r));
+                if cb.is_none() {
+                    self.v(f, V::Load, t1, shadow(r));
+                }
                 f.reg(r.number() as u32)
             }
             None => {
@@ -537,7 +584,7 @@ impl Translator<'_> {
         // a's tangent into t0 (a square root has no a); a is the guest's
         // register.
         let a_reg = f.reg(a.src1.number() as u32);
-        if a.op != FpOp::Sqrt {
+        if a.op != FpOp::Sqrt && ca.is_none() {
             self.v(f, V::Load, t0, shadow(a.src1));
         }
         let mut slow = None;
@@ -624,6 +671,20 @@ impl Translator<'_> {
         self.dot_temps(f, &temps, &used, false);
         if uses_rax {
             self.e.load_gs(Gpr::RAX, l.spill_rax);
+        }
+        if hold {
+            // Every temporary may have changed on some path; t0 has the
+            // result's tangent (a scalar's with zeros above, as loaded),
+            // and an add's or sub's t1 its second operand's. Set before the runtime path,
+            // which loads them from the file after the runtime's rule.
+            self.drop_tangents_in(temps.iter().fold(0, |m, &n| m | 1 << n));
+            let (scalar, double) = (f.scalar, f.double);
+            self.set_tangent_entry(temps[0], a.dst.number() as u32, scalar, double);
+            if let (FpOp::Add | FpOp::Sub, Some(r)) = (a.op, a.src) {
+                if r.number() != a.dst.number() {
+                    self.set_tangent_entry(temps[1], r.number() as u32, scalar, double);
+                }
+            }
         }
         if let Some(slow) = slow {
             self.dot_runtime_path(insn, f, &temps, &used, slow);

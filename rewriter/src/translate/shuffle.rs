@@ -33,6 +33,7 @@ impl Translator<'_> {
         let dead = if vex { whole } else { low | self.held };
         let temps = super::dot::temporaries(insn, dead);
         let (n1, n2) = (temps[0], temps[1]);
+        self.drop_tangents_in(1 << n1 | 1 << n2);
         let saved: Vec<u32> = [n1, n2]
             .into_iter()
             .filter(|n| dead & 1 << n == 0)

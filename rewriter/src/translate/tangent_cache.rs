@@ -127,18 +127,8 @@ impl Translator<'_> {
         plan: Plan,
     ) -> Result<Option<Plan>, TranslateError> {
         match plan {
-            // General registers and memory only.
-            Plan::Nothing
-            | Plan::CopyRegister { .. }
-            | Plan::LoadShadow { .. }
-            | Plan::StoreShadow { .. }
-            | Plan::Push { .. }
-            | Plan::Pop { .. }
-            | Plan::Leave { .. }
-            | Plan::ZeroShadow { .. }
-            | Plan::ExtendRegister { .. }
-            // Its inner plan comes through here again.
-            | Plan::SaveFlags(_) => return Ok(Some(plan)),
+            // Its inner plan (`SaveFlags`) comes through here again.
+            ref p if p.general_registers_and_memory_only() => return Ok(Some(plan)),
             Plan::ClearRegisters(ref clears) => {
                 // A register whose cached 16 bytes are all cleared
                 // (`xorpd x, x`) gets a zero entry, as the file will;
