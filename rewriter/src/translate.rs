@@ -2581,8 +2581,12 @@ impl<'a> Translator<'a> {
         if dead == 0 {
             return Ok(false);
         }
-        let temp = Register::XMM0 + dead.trailing_zeros();
-        self.drop_tangents_in(1 << dead.trailing_zeros());
+        // A load into a register through a held register without a
+        // tangent leaves the register's new tangent there (`held`).
+        let free_held = self.held & !self.tangent_registers();
+        let n = if free_held != 0 { free_held } else { dead }.trailing_zeros();
+        let temp = Register::XMM0 + n;
+        self.drop_tangents_in(1 << n);
         let l = *self.layout;
         let sr = l.shadow_regs;
         let memory = matches!(src, MoveSide::Memory) || matches!(dst, MoveSide::Memory);
@@ -2612,6 +2616,10 @@ impl<'a> Translator<'a> {
         if let MoveSide::Register(off) = dst {
             let from = sr + off + u32::from(len) + z;
             self.zero_shadow_bytes(from, u32::from(zero).saturating_sub(z));
+            if matches!(src, MoveSide::Memory) && !vex && u32::from(len) + u32::from(zero) >= 16 {
+                // The register's first 16 shadow bytes are the temporary's.
+                self.loaded_tangent(n, off, len);
+            }
         }
         if memory {
             self.e.load_gs(Gpr::RAX, l.spill_rax);

@@ -210,6 +210,15 @@ impl Translator<'_> {
         }
     }
 
+    /// A load into the vector register whose shadow starts at file
+    /// offset `off` (`len` bytes, zeros after them to 16) went through
+    /// held register `h`: it holds that register's tangent.
+    pub(super) fn loaded_tangent(&mut self, h: u32, off: u32, len: u8) {
+        if let Some(n) = (0..16).find(|&n| RegFile::vec_offset(n, 0) as u32 == off) {
+            self.set_tangent_entry(h, n as u32, len < 16, len == 8);
+        }
+    }
+
     /// The registers (bit h) that hold a tangent.
     pub(super) fn tangent_registers(&self) -> u16 {
         (0..16).fold(0, |m, h| {
