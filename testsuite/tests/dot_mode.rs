@@ -232,6 +232,56 @@ fn seeds_from_input_dots_alone() {
     );
 }
 
+/// Inputs marked without their value, as Derivgrind's Fortran interface
+/// marks them (`untyped_marks.c`: a float beside another float, a double
+/// whose low word is zero): dot mode cannot tell their format, so their
+/// seeds from `dg-input-dots` are not set, and it says so; the tangents
+/// are 0, every run (they were set in a format read off the stack bytes
+/// after the float, or as a float in the double's low word). Record mode
+/// needs no type: its derivatives are the analytic ones.
+#[test]
+fn untyped_input_marks_are_reported_in_dot_mode() {
+    let prog = build_record_program("untyped_marks.c", &["-lm"], OptLevel::O0);
+    let inv = Invocation::new(&prog).arg("1.5");
+    let native = run_native(&inv, None);
+    let scratch = ScratchDir::new("dot-untyped");
+    for run in 0..3 {
+        let dir = scratch.path().join(format!("dot{run}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("dg-input-dots"), "1\n1\n").unwrap();
+        let out = run_under_dgad(
+            &inv,
+            None,
+            &[("DGAD_MODE", "dot"), ("DGAD_RECORD", dir.to_str().unwrap())],
+        );
+        assert!(out.status.success(), "{out:?}");
+        assert_eq!(out.stdout, native.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("an input marked without its value"),
+            "not reported: {stderr}"
+        );
+        let text = std::fs::read_to_string(dir.join("dg-output-dots")).unwrap();
+        let got: Vec<f64> = text.lines().map(|l| l.parse().unwrap()).collect();
+        assert_eq!(got, [0.0, 0.0], "run {run}: {text}");
+    }
+    let rec_dir = scratch.path().join("record");
+    let rec = run_under_dgad(
+        &inv,
+        None,
+        &[
+            ("DGAD_MODE", "record"),
+            ("DGAD_RECORD", rec_dir.to_str().unwrap()),
+        ],
+    );
+    assert!(rec.status.success(), "{rec:?}");
+    let swept = eval_values(&rec_dir, "dg-input-dots", "1\n1\n", "dg-output-dots", true);
+    assert!(
+        close(swept[0], 3.0, 1e-7) && close(swept[1], 3.0, 1e-15),
+        "{swept:?}"
+    );
+}
+
 /// Bad seed files are refused before the program runs, with the reason.
 #[test]
 fn bad_input_dots_are_refused() {

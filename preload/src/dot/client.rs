@@ -228,6 +228,13 @@ fn elem_holding(addr: u64, value: f64) -> Option<Elem> {
     if !read_mem(addr, &mut b) && !read_mem(addr, &mut b[..8]) {
         return None;
     }
+    if value == 0.0 && b[..8] != [0; 8] {
+        // A mark without its value (0, as Derivgrind's Fortran interface
+        // `dg_inputf(c_loc(x))` sends, not knowing x's type): compared
+        // with 0, the bytes after a float read as an x87 exponent would
+        // decide.
+        return None;
+    }
     let double = f64::from_le_bytes(b[..8].try_into().unwrap());
     let float = f64::from(f32::from_le_bytes(b[..4].try_into().unwrap()));
     let same = |v: f64| v == value || v.is_nan() && value.is_nan();
@@ -336,13 +343,27 @@ fn index_to_file(ctx: &mut ThreadCtx, which: u64, token: u64) {
                 set_tangent(ctx, addr, e, seed);
             }
         }
-        (0, _) => {
+        (0, m) => {
             // An input mark whose variable was not found: its line is
             // still used up, so the next inputs keep theirs.
-            files::next_input_seed();
+            if files::next_input_seed().is_some() && matches!(m, Mark::Input(_)) {
+                untyped_input();
+            }
         }
         (_, Mark::Tangent(t, _)) => files::output(t),
         (_, _) => files::output(0.0),
+    }
+}
+
+/// Says once that an input's tangent from `dg-input-dots` was not set:
+/// its mark's value matched none of the variable's readings (a float, a
+/// double, an x87 value), which is how a mark without its value looks.
+fn untyped_input() {
+    static SAID: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+    if !SAID.swap(true, core::sync::atomic::Ordering::Relaxed) {
+        crate::dgad_eprintln!(
+            "dot: an input marked without its value (Derivgrind's Fortran dg_inputf(c_loc(x)) does not say x's type), or with one its variable does not hold: its tangent from dg-input-dots is not set (its line is used up); in dot mode, seed such inputs with dg_set_dotvalue"
+        );
     }
 }
 
