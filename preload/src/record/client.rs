@@ -115,7 +115,8 @@ fn note_narrow_input(ctx: &mut ThreadCtx, addr: u64, index: u64) {
     // `dg_inputf(c_loc(x))` sends, not knowing x's type) tells nothing:
     // compared with 0, the bytes after a float read as an x87 value's
     // exponent made the answer depend on whatever lay there.
-    if value == 0.0 && b[..4] != [0; 4] {
+    if value == 0.0 && b[..8] != [0; 8] {
+        // (A double whose low word is zero would read as a float 0.)
         return;
     }
     let double = f64::from_le_bytes(b[..8].try_into().unwrap());
