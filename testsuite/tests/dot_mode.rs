@@ -237,8 +237,9 @@ fn seeds_from_input_dots_alone() {
 /// whose low word is zero): dot mode cannot tell their format, so their
 /// seeds from `dg-input-dots` are not set, and it says so; the tangents
 /// are 0, every run (they were set in a format read off the stack bytes
-/// after the float, or as a float in the double's low word). Record mode
-/// needs no type: its derivatives are the analytic ones.
+/// after the float, or as a float in the double's low word). An output
+/// marked so is written as 0, said too. Record mode needs no type: its
+/// derivatives are the analytic ones.
 #[test]
 fn untyped_input_marks_are_reported_in_dot_mode() {
     let prog = build_record_program("untyped_marks.c", &["-lm"], OptLevel::O0);
@@ -258,13 +259,32 @@ fn untyped_input_marks_are_reported_in_dot_mode() {
         assert_eq!(out.stdout, native.stdout);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(
-            stderr.contains("an input marked without its value"),
+            stderr.contains("a variable marked without its value"),
             "not reported: {stderr}"
         );
         let text = std::fs::read_to_string(dir.join("dg-output-dots")).unwrap();
         let got: Vec<f64> = text.lines().map(|l| l.parse().unwrap()).collect();
         assert_eq!(got, [0.0, 0.0], "run {run}: {text}");
     }
+    // Typed inputs, an output without its value: written as 0, said.
+    let out_inv = Invocation::new(&prog).arg("1.5").arg("out");
+    let dir = scratch.path().join("dot-out");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("dg-input-dots"), "1\n1\n").unwrap();
+    let out = run_under_dgad(
+        &out_inv,
+        None,
+        &[("DGAD_MODE", "dot"), ("DGAD_RECORD", dir.to_str().unwrap())],
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(out.stdout, run_native(&out_inv, None).stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("a variable marked without its value"),
+        "not reported: {stderr}"
+    );
+    let text = std::fs::read_to_string(dir.join("dg-output-dots")).unwrap();
+    assert_eq!(text.trim(), "0", "{text}");
     let rec_dir = scratch.path().join("record");
     let rec = run_under_dgad(
         &inv,

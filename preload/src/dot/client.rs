@@ -275,7 +275,15 @@ fn tangent_of(ctx: &ThreadCtx, token: u64) -> f64 {
 fn asked_tangent(ctx: &ThreadCtx, value: f64) -> f64 {
     match ctx.dot_ref().marks.asked {
         0 => 0.0,
-        addr => elem_holding(addr, value).map_or(0.0, |e| tangent_at(addr, e)),
+        addr => match elem_holding(addr, value) {
+            Some(e) => tangent_at(addr, e),
+            None => {
+                if files::active() {
+                    untyped_mark();
+                }
+                0.0
+            }
+        },
     }
 }
 
@@ -347,7 +355,7 @@ fn index_to_file(ctx: &mut ThreadCtx, which: u64, token: u64) {
             // An input mark whose variable was not found: its line is
             // still used up, so the next inputs keep theirs.
             if files::next_input_seed().is_some() && matches!(m, Mark::Input(_)) {
-                untyped_input();
+                untyped_mark();
             }
         }
         (_, Mark::Tangent(t, _)) => files::output(t),
@@ -355,14 +363,15 @@ fn index_to_file(ctx: &mut ThreadCtx, which: u64, token: u64) {
     }
 }
 
-/// Says once that an input's tangent from `dg-input-dots` was not set:
-/// its mark's value matched none of the variable's readings (a float, a
-/// double, an x87 value), which is how a mark without its value looks.
-fn untyped_input() {
+/// Says once that a marked input's tangent from `dg-input-dots` was not
+/// set, or a marked output's is not known: the mark's value matched none
+/// of the variable's readings (a float, a double, an x87 value), which is
+/// how a mark without its value looks.
+fn untyped_mark() {
     static SAID: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
     if !SAID.swap(true, core::sync::atomic::Ordering::Relaxed) {
         crate::dgad_eprintln!(
-            "dot: an input marked without its value (Derivgrind's Fortran dg_inputf(c_loc(x)) does not say x's type), or with one its variable does not hold: its tangent from dg-input-dots is not set (its line is used up); in dot mode, seed such inputs with dg_set_dotvalue"
+            "dot: a variable marked without its value (Derivgrind's Fortran dg_inputf(c_loc(x)) and dg_outputf do not say x's type), or with one it does not hold: an input's tangent from dg-input-dots is not set (its line is used up), an output's is written as 0; in dot mode, seed and read such variables with dg_set_dotvalue and dg_get_dotvalue"
         );
     }
 }

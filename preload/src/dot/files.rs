@@ -84,6 +84,12 @@ pub fn next_input_seed() -> Option<f64> {
     })
 }
 
+/// Whether there is a record directory (marks seed inputs and keep
+/// outputs' tangents).
+pub fn active() -> bool {
+    FILES.get().is_some()
+}
+
 /// Appends a marked output's tangent.
 pub fn output(tangent: f64) {
     if let Some(f) = FILES.get() {
