@@ -18,7 +18,12 @@ the cache at the same addresses.
     done
     scripts/cache_profile.py /tmp/cg.20000 /tmp/cg.60000 /tmp/dump.60000 40000
 
-Needs the iced-x86 Python package (`pip install iced-x86`).
+Needs the iced-x86 Python package (`pip install iced-x86`). Valgrind 3.19
+cannot run the runtime on a CPU with FSGSBASE: the runtime reads its
+thread context with `rdgsbase`, which Valgrind does not decode (an
+`unhandled instruction` and SIGILL; seen on an AMD EPYC Zen 3,
+2026-11-28); there, compare timings (`scripts/compare_libs.py`, the
+fastest runs) instead.
 """
 import argparse
 import collections
