@@ -116,6 +116,26 @@ pub fn st_value(ctx: &ThreadCtx, i: usize) -> f64 {
     f80_to_f64(&st_bytes(ctx, i))
 }
 
+/// A marked variable's first 10 bytes `b` read as a double, a float and
+/// an x87 value (in software, not with the x87 unit: requests may be
+/// answered while the program's x87 registers are live), for telling in
+/// which format it holds the `value` its mark carries. `None` for a mark
+/// without its value: 0, as Derivgrind's Fortran interface
+/// `dg_inputf(c_loc(x))` sends, not knowing x's type, while the variable's
+/// first 8 bytes are not all zero (compared with 0, the bytes after a
+/// float read as an x87 exponent would decide, and a double whose low word
+/// is zero would read as a float 0).
+pub fn mark_readings(b: &[u8; 10], value: f64) -> Option<(f64, f64, f64)> {
+    if value == 0.0 && b[..8] != [0; 8] {
+        return None;
+    }
+    Some((
+        f64::from_le_bytes(b[..8].try_into().unwrap()),
+        f64::from(f32::from_le_bytes(b[..4].try_into().unwrap())),
+        f80_to_f64(b),
+    ))
+}
+
 /// Converts an x87 extended-precision value to the nearest f64.
 pub fn f80_to_f64(b: &[u8]) -> f64 {
     let sig = u64::from_le_bytes(b[..8].try_into().unwrap());

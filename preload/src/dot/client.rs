@@ -228,21 +228,14 @@ fn elem_holding(addr: u64, value: f64) -> Option<Elem> {
     if !read_mem(addr, &mut b) && !read_mem(addr, &mut b[..8]) {
         return None;
     }
-    if value == 0.0 && b[..8] != [0; 8] {
-        // A mark without its value (0, as Derivgrind's Fortran interface
-        // `dg_inputf(c_loc(x))` sends, not knowing x's type): compared
-        // with 0, the bytes after a float read as an x87 exponent would
-        // decide.
-        return None;
-    }
-    let double = f64::from_le_bytes(b[..8].try_into().unwrap());
-    let float = f64::from(f32::from_le_bytes(b[..4].try_into().unwrap()));
+    // A mark without its value: none.
+    let (double, float, x87) = crate::ad::guest::mark_readings(&b, value)?;
     let same = |v: f64| v == value || v.is_nan() && value.is_nan();
     if same(double) {
         Some(Elem::F64)
     } else if same(float) {
         Some(Elem::F32)
-    } else if same(crate::ad::guest::f80_to_f64(&b)) {
+    } else if same(x87) {
         Some(Elem::F80)
     } else {
         None

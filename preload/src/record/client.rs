@@ -111,19 +111,10 @@ fn note_narrow_input(ctx: &mut ThreadCtx, addr: u64, index: u64) {
     if !crate::ad::guest::read_mem(addr, &mut b) {
         return;
     }
-    // A mark without a value (0, as Derivgrind's Fortran interface
-    // `dg_inputf(c_loc(x))` sends, not knowing x's type) tells nothing:
-    // compared with 0, the bytes after a float read as an x87 value's
-    // exponent made the answer depend on whatever lay there.
-    if value == 0.0 && b[..8] != [0; 8] {
-        // (A double whose low word is zero would read as a float 0.)
+    // A mark without a value tells nothing.
+    let Some((double, float, x87)) = crate::ad::guest::mark_readings(&b, value) else {
         return;
-    }
-    let double = f64::from_le_bytes(b[..8].try_into().unwrap());
-    let float = f64::from(f32::from_le_bytes(b[..4].try_into().unwrap()));
-    // In software, not with the x87 unit: requests may be answered while
-    // the program's x87 registers are live (`Tool::light_request`).
-    let x87 = crate::ad::guest::f80_to_f64(&b);
+    };
     if double != value && (float == value || x87 == value) {
         ctx.rec().rule_memory.narrow.note(new);
     }
