@@ -1585,12 +1585,14 @@ fn is_store_form(insn: &Instruction) -> bool {
 /// none reads any part before a VEX or EVEX write (which zeroes the bits
 /// above) replaces it all (VEX code may use it). Branches, calls, returns,
 /// the run's end and instructions that touch every register (`xsave`,
-/// `vzeroupper`, …) keep everything live.
-pub fn vectors_dead_before(insns: &[Instruction]) -> Vec<(u16, u16)> {
+/// `vzeroupper`, …) keep everything live. Also, per instruction, the
+/// registers xmm0–15 it names or uses at all (bit n), read or written.
+pub fn vectors_dead_before(insns: &[Instruction]) -> (Vec<(u16, u16)>, Vec<u16>) {
     use iced_x86::FlowControl;
     let mut live_low = u16::MAX;
     let mut live_whole = u16::MAX;
     let mut dead = vec![(0, 0); insns.len()];
+    let mut used = vec![0u16; insns.len()];
     let mut factory = InstructionInfoFactory::new();
     for (i, insn) in insns.iter().enumerate().rev() {
         let barrier = insn.flow_control() != FlowControl::Next
@@ -1599,34 +1601,41 @@ pub fn vectors_dead_before(insns: &[Instruction]) -> Vec<(u16, u16)> {
                 Some(Semantics::Special(SpecialKind::StateSave)) | None
             )
             || matches!(insn.mnemonic(), Mnemonic::Vzeroupper | Mnemonic::Vzeroall);
+        let zeroing = insn.encoding() != EncodingKind::Legacy;
+        let mut reads = 0u16;
+        let mut writes = (0u16, 0u16);
+        // Branches, calls and returns name no vector register.
+        let named = if insn.flow_control() == FlowControl::Next {
+            factory.info(insn).used_registers()
+        } else {
+            &[]
+        };
+        for u in named {
+            let r = u.register();
+            if !(r.is_xmm() || r.is_ymm() || r.is_zmm()) || r.number() >= 16 {
+                continue;
+            }
+            let bit = 1u16 << r.number();
+            used[i] |= bit;
+            if u.access() == OpAccess::Write {
+                writes.0 |= bit;
+                if zeroing {
+                    writes.1 |= bit;
+                }
+            } else {
+                reads |= bit;
+            }
+        }
         if barrier {
             live_low = u16::MAX;
             live_whole = u16::MAX;
         } else {
-            let info = factory.info(insn);
-            let zeroing = insn.encoding() != EncodingKind::Legacy;
-            let mut reads = 0u16;
-            for u in info.used_registers() {
-                let r = u.register();
-                if !(r.is_xmm() || r.is_ymm() || r.is_zmm()) || r.number() >= 16 {
-                    continue;
-                }
-                let bit = 1u16 << r.number();
-                if u.access() == OpAccess::Write {
-                    live_low &= !bit;
-                    if zeroing {
-                        live_whole &= !bit;
-                    }
-                } else {
-                    reads |= bit;
-                }
-            }
-            live_low |= reads;
-            live_whole |= reads;
+            live_low = live_low & !writes.0 | reads;
+            live_whole = live_whole & !writes.1 | reads;
         }
         dead[i] = (!live_low, !live_whole);
     }
-    dead
+    (dead, used)
 }
 
 /// For each instruction of a straight-line run, whether the status flags

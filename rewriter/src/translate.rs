@@ -344,12 +344,13 @@ fn translate_window(
     if opts.instrument.is_some() {
         let run = straight_line(window, guest_pc, opts.max_insns, opts.stop_before);
         t.flags_dead = crate::instrument::flags_dead_before(&run);
-        t.vectors_dead = crate::instrument::vectors_dead_before(&run);
+        let (dead, used) = crate::instrument::vectors_dead_before(&run);
+        t.vectors_dead = dead;
         let legacy = !run.iter().any(tangent_cache::not_legacy_code);
         t.tangent_cache = opts.tangent_cache && opts.zmm_state && legacy;
         t.hold = opts.hold_registers && !t.tangent_cache && legacy;
         if t.hold {
-            t.vectors_named = held::vectors_named(&run);
+            t.vectors_named = held::vectors_named(&run, &used);
         }
     }
     // Code that may change under us is compared with its translation-time
@@ -843,7 +844,7 @@ impl<'a> Translator<'a> {
             // Leaving the block, or the runtime: the file must be current.
             self.flush_tangents();
         }
-        self.release_held_for(insn);
+        self.release_held_for_insn();
         match insn.code() {
             Code::Syscall => {
                 self.map(insn.ip(), 0);

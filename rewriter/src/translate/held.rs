@@ -44,27 +44,18 @@
 use super::{gs_operand, InsnMapEntry, Translator};
 use crate::instrument::Plan;
 use crate::semantics::{semantics, Semantics, SpecialKind};
-use iced_x86::{
-    Code, FlowControl, Instruction, InstructionInfoFactory, MemoryOperand, Mnemonic, Register,
-};
+use iced_x86::{Code, FlowControl, Instruction, MemoryOperand, Mnemonic, Register};
 use shadowmem::RegFile;
 
-/// For each instruction of a straight-line run: the xmm registers 0–15
-/// held before it that must be put back (those it names or uses; all
-/// sixteen before one that must not be passed with registers held), and
-/// those that the instructions after it name or use.
-pub(super) fn vectors_named(run: &[Instruction]) -> Vec<(u16, u16)> {
-    let mut factory = InstructionInfoFactory::new();
+/// For each instruction of a straight-line run, from the registers each
+/// names or uses (`used`, [`crate::instrument::vectors_dead_before`]'s):
+/// the xmm registers 0–15 held before it that must be put back (those it
+/// names or uses; all sixteen before one that must not be passed with
+/// registers held), and those that the instructions after it name or use.
+pub(super) fn vectors_named(run: &[Instruction], used: &[u16]) -> Vec<(u16, u16)> {
     let mut out = vec![(0u16, 0u16); run.len()];
     let mut after = 0u16;
-    for (i, insn) in run.iter().enumerate().rev() {
-        let named = factory
-            .info(insn)
-            .used_registers()
-            .iter()
-            .map(|u| u.register())
-            .filter(|r| (r.is_xmm() || r.is_ymm() || r.is_zmm()) && r.number() < 16)
-            .fold(0u16, |m, r| m | 1 << r.number());
+    for (i, (insn, &named)) in run.iter().zip(used).enumerate().rev() {
         out[i] = (if releases_all(insn) { u16::MAX } else { named }, after);
         after |= named;
     }
@@ -110,19 +101,19 @@ fn slot(layout_held: u32, n: u32) -> MemoryOperand {
 }
 
 impl Translator<'_> {
-    /// Before `insn`'s code: puts back the held registers it names, or all
-    /// of them where it must not be passed with registers held.
-    pub(super) fn release_held_for(&mut self, insn: &Instruction) {
+    /// Before the code of the instruction being translated: puts back the
+    /// held registers it names, or all of them where it must not be passed
+    /// with registers held.
+    pub(super) fn release_held_for_insn(&mut self) {
         if self.held == 0 {
             return;
         }
-        let named = if releases_all(insn) {
-            u16::MAX
-        } else {
-            self.vectors_named
-                .get(self.index)
-                .map_or(u16::MAX, |&(named, _)| named)
-        };
+        // (All sixteen where `insn` must not be passed with registers
+        // held, or lies beyond the run.)
+        let named = self
+            .vectors_named
+            .get(self.index)
+            .map_or(u16::MAX, |&(named, _)| named);
         self.release_held(named);
     }
 
