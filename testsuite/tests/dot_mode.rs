@@ -244,46 +244,35 @@ fn seeds_from_input_dots_alone() {
 fn untyped_input_marks_are_reported_in_dot_mode() {
     let prog = build_record_program("untyped_marks.c", &["-lm"], OptLevel::O0);
     let inv = Invocation::new(&prog).arg("1.5");
-    let native = run_native(&inv, None);
     let scratch = ScratchDir::new("dot-untyped");
-    for run in 0..3 {
-        let dir = scratch.path().join(format!("dot{run}"));
+    // One dot-mode run of `inv` seeded with 1 and 1 in directory `name`:
+    // stdout as natively, the report on stderr; dg-output-dots' text.
+    let reported_run = |inv: &Invocation, name: &str| -> String {
+        let dir = scratch.path().join(name);
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("dg-input-dots"), "1\n1\n").unwrap();
         let out = run_under_dgad(
-            &inv,
+            inv,
             None,
             &[("DGAD_MODE", "dot"), ("DGAD_RECORD", dir.to_str().unwrap())],
         );
-        assert!(out.status.success(), "{out:?}");
-        assert_eq!(out.stdout, native.stdout);
+        assert!(out.status.success(), "{name}: {out:?}");
+        assert_eq!(out.stdout, run_native(inv, None).stdout, "{name}");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(
             stderr.contains("a variable marked without its value"),
-            "not reported: {stderr}"
+            "{name}: not reported: {stderr}"
         );
-        let text = std::fs::read_to_string(dir.join("dg-output-dots")).unwrap();
+        std::fs::read_to_string(dir.join("dg-output-dots")).unwrap()
+    };
+    for run in 0..3 {
+        let text = reported_run(&inv, &format!("dot{run}"));
         let got: Vec<f64> = text.lines().map(|l| l.parse().unwrap()).collect();
         assert_eq!(got, [0.0, 0.0], "run {run}: {text}");
     }
     // Typed inputs, an output without its value: written as 0, said.
     let out_inv = Invocation::new(&prog).arg("1.5").arg("out");
-    let dir = scratch.path().join("dot-out");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("dg-input-dots"), "1\n1\n").unwrap();
-    let out = run_under_dgad(
-        &out_inv,
-        None,
-        &[("DGAD_MODE", "dot"), ("DGAD_RECORD", dir.to_str().unwrap())],
-    );
-    assert!(out.status.success(), "{out:?}");
-    assert_eq!(out.stdout, run_native(&out_inv, None).stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains("a variable marked without its value"),
-        "not reported: {stderr}"
-    );
-    let text = std::fs::read_to_string(dir.join("dg-output-dots")).unwrap();
+    let text = reported_run(&out_inv, "dot-out");
     assert_eq!(text.trim(), "0", "{text}");
     let rec_dir = scratch.path().join("record");
     let rec = run_under_dgad(
