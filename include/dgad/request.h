@@ -71,7 +71,12 @@ enum dgad_request_code {
     DGAD_REQ_INDEX_TO_FILE = 0x44470007,             /* (which, index_addr)               */
     DGAD_REQ_GET_MODE = 0x44470008,                  /* ()                                */
     DGAD_REQ_GET_FLAGS = 0x44470009,                 /* (addr, A_addr, D_addr, size)      */
-    DGAD_REQ_SET_FLAGS = 0x4447000a                  /* (addr, A_addr, D_addr, size)      */
+    DGAD_REQ_SET_FLAGS = 0x4447000a,                 /* (addr, A_addr, D_addr, size)      */
+    /* dgad's own, after a gap: one request for what the three of an input
+     * or output mark do (see dgad_mark_input_ below).  Derivgrind does not
+     * know them. */
+    DGAD_REQ_MARK_INPUT = 0x44470100,                /* (addr, value bits, to_file, index_addr) */
+    DGAD_REQ_MARK_OUTPUT = 0x44470101                /* (addr, value bits, to_file, index_addr) */
 };
 
 /* Which index file DGAD_REQ_INDEX_TO_FILE appends to. */
@@ -141,10 +146,50 @@ dgad_new_index_request_(unsigned long request,
     return dgad_client_request_(0, request, DGAD_PTR_(&info), 0, 0, 0, 0);
 }
 
+/* An index that no tape reaches: what a mark's index variable holds until
+ * dgad's one-request mark (DGAD_REQ_MARK_INPUT/OUTPUT) answers.  A tool
+ * that does not know that request (Derivgrind, an older dgad, none at all)
+ * leaves it there, and the mark is made with Derivgrind's three requests
+ * instead, as are all later marks of this source file.  Define
+ * DGAD_THREE_REQUEST_MARKS to use the three requests always (Derivgrind
+ * prints "Unhandled user request." once per source file otherwise). */
+#define DGAD_MARK_UNANSWERED_ 0xffffffffffffffffULL
+
+/* Tries `request` (DGAD_REQ_MARK_INPUT or _OUTPUT) for the value at `addr`;
+ * true with the mark's index in *index when a tool answered it.  Its
+ * static (a function's, so that a source file without marks gets no data
+ * from this header) says whether this source file's marks still try the
+ * one request: cleared at the first that was not answered. */
+DGAD_INLINE_ int
+dgad_mark_one_request_(unsigned long request, const volatile void *addr,
+                       double value, int to_file, unsigned long long *index)
+{
+#ifdef DGAD_THREE_REQUEST_MARKS
+    (void)request; (void)addr; (void)value; (void)to_file; (void)index;
+    return 0;
+#else
+    static int unanswered;
+    union { double d; unsigned long u; } bits;
+    if (unanswered)
+        return 0;
+    bits.d = value;
+    *index = DGAD_MARK_UNANSWERED_;
+    dgad_client_request_(0, request, DGAD_PTR_(addr), bits.u,
+                         (unsigned long)(to_file != 0), DGAD_PTR_(index), 0);
+    if (*index != DGAD_MARK_UNANSWERED_)
+        return 1;
+    unanswered = 1;
+    return 0;
+#endif
+}
+
 /* Mark the floating-point value at `addr` as an AD input: new tape block
  * without operands, its index attached to the value at `addr`.  `value` is
  * only passed on for diagnostics.  Returns the new index (0 natively).  With
- * `to_file`, the index is also appended to the input index file. */
+ * `to_file`, the index is also appended to the input index file.  Under
+ * dgad this is one client request; elsewhere Derivgrind's three
+ * (NEW_INDEX_NOACTIVITYANALYSIS, SET_INDEX, INDEX_TO_FILE), which dgad
+ * answers the same way. */
 DGAD_INLINE_ unsigned long long
 dgad_mark_input_(const volatile void *addr, double value, int to_file)
 {
@@ -152,6 +197,9 @@ dgad_mark_input_(const volatile void *addr, double value, int to_file)
     static const double zero_partial = 0.0;
     unsigned long long index = 0;
     double v = value;
+    if (dgad_mark_one_request_(DGAD_REQ_MARK_INPUT, addr, value, to_file, &index))
+        return index;
+    index = 0;
     dgad_new_index_request_(DGAD_REQ_NEW_INDEX_NOACTIVITYANALYSIS,
                             &zero_index, &zero_index,
                             &zero_partial, &zero_partial, &index, &v);
@@ -167,7 +215,9 @@ dgad_mark_input_(const volatile void *addr, double value, int to_file)
  * with the value's index as its only operand and partial 1.0, so that the
  * output has an index of its own even if the same value is output twice or
  * is an input itself.  Returns that index (0 natively).  With `to_file`, the
- * index is also appended to the output index file. */
+ * index is also appended to the output index file.  One request under dgad,
+ * else Derivgrind's three (GET_INDEX, NEW_INDEX_NOACTIVITYANALYSIS,
+ * INDEX_TO_FILE). */
 DGAD_INLINE_ unsigned long long
 dgad_mark_output_(const volatile void *addr, double value, int to_file)
 {
@@ -177,6 +227,9 @@ dgad_mark_output_(const volatile void *addr, double value, int to_file)
     unsigned long long value_index = 0;
     unsigned long long index = 0;
     double v = value;
+    if (dgad_mark_one_request_(DGAD_REQ_MARK_OUTPUT, addr, value, to_file, &index))
+        return index;
+    index = 0;
     dgad_client_request_(0, DGAD_REQ_GET_INDEX, DGAD_PTR_(addr),
                          DGAD_PTR_(&value_index), 0, 0, 0);
     dgad_new_index_request_(DGAD_REQ_NEW_INDEX_NOACTIVITYANALYSIS,

@@ -44,6 +44,7 @@ pub extern "C" fn dgad_dispatch(ctx: &mut ThreadCtx) {
                     // without instrumentation, so the thread goes on from
                     // a new translation of what follows the request.
                     let activated = crate::lazy::before_request(|| request_code(ctx));
+                    crate::stats::request(false);
                     crate::tool::tool().client_request(ctx);
                     if crate::signals::pending_len(ctx) == 0 && !activated {
                         return continue_in_block(ctx, rec_addr, rec.patch);
@@ -142,6 +143,7 @@ pub extern "C" fn dgad_light_request(ctx: &mut ThreadCtx) -> u32 {
     let rec_addr = ctx.exit_record;
     let rec = cache::exit_record(rec_addr);
     ctx.regs.rip = rec.target;
+    crate::stats::request(true);
     tool.client_request(ctx);
     if crate::signals::pending_len(ctx) != 0 {
         // A signal came meanwhile: the full path delivers it at the

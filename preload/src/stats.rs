@@ -38,6 +38,10 @@ pub struct Stats {
     pub writer_chunks: AtomicU64,
     /// Blocks whose tangent code uses dot mode's tangent cache.
     pub tangent_cache_blocks: AtomicU64,
+    /// Client requests answered (counted only with `DGAD_STATS`).
+    pub requests: AtomicU64,
+    /// Of them, those answered on the light path.
+    pub light_requests: AtomicU64,
 }
 
 /// The counters.
@@ -58,7 +62,20 @@ pub static STATS: Stats = Stats {
     lost_derivatives: AtomicU64::new(0),
     writer_chunks: AtomicU64::new(0),
     tangent_cache_blocks: AtomicU64::new(0),
+    requests: AtomicU64::new(0),
+    light_requests: AtomicU64::new(0),
 };
+
+/// Counts one client request answered (`light`: on the light path), with
+/// `DGAD_STATS`.
+pub fn request(light: bool) {
+    if crate::init::config().stats {
+        STATS.requests.fetch_add(1, Ordering::Relaxed);
+        if light {
+            STATS.light_requests.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
 
 /// Instructions whose AD rule the runtime applied (an exit from the cache
 /// each), by instruction form (`iced_x86::Code`), counted only with
@@ -137,7 +154,7 @@ pub fn report() {
     crate::dgad_eprintln!(
         "stats pid {}: {} blocks, {} guest instructions translated, {} cache bytes, {} links, {} invalidated, \
          {} syscalls, {} signals ({} of them from inside an instruction's code delivered at its start, {} single steps to reach a boundary), indirect lookups {} ({:.2}% hit, {} of them in the table's second way; {} missed), {} instructions with no semantic entry, \
-         {} blocks with the tangent cache, {} tape chunks written by the writer thread, {}{}",
+         {} blocks with the tangent cache, {} tape chunks written by the writer thread, {} client requests ({} on the light path), {}{}",
         crate::init::pid(),
         l(&STATS.blocks),
         l(&STATS.guest_insns),
@@ -155,6 +172,8 @@ pub fn report() {
         l(&STATS.no_semantics),
         l(&STATS.tangent_cache_blocks),
         l(&STATS.writer_chunks),
+        l(&STATS.requests),
+        l(&STATS.light_requests),
         runtime_rules_summary(),
         crate::lazy::stats_text().map_or(String::new(), |t| format!("; {t}"))
     );

@@ -283,6 +283,17 @@ pub mod request {
     pub const GET_FLAGS: u64 = BASE + 9;
     /// `DG_SET_FLAGS`.
     pub const SET_FLAGS: u64 = BASE + 10;
+    /// dgad's one-request input mark (`dgad/request.h`): `(addr, value
+    /// bits, to_file, index_addr)` does what Derivgrind's
+    /// `NEW_INDEX_NOACTIVITYANALYSIS`, `SET_INDEX` and (with `to_file`)
+    /// `INDEX_TO_FILE` of an input mark do, and writes the mark's index to
+    /// `index_addr`. A tool that leaves that word alone has the header
+    /// send the three requests instead.
+    pub const MARK_INPUT: u64 = BASE + 0x100;
+    /// dgad's one-request output mark: what `GET_INDEX`,
+    /// `NEW_INDEX_NOACTIVITYANALYSIS` (the value's index, partial 1) and
+    /// `INDEX_TO_FILE` of an output mark do; arguments as [`MARK_INPUT`].
+    pub const MARK_OUTPUT: u64 = BASE + 0x101;
 }
 
 static TOOL: OnceLock<&'static dyn Tool> = OnceLock::new();

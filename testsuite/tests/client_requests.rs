@@ -112,3 +112,107 @@ fn requests_under_a_timer_keep_every_register() {
         assert!(handled > 0, "{env:?}: no signal arrived: {err}");
     }
 }
+
+/// `mark_forms.c` (every form of input and output mark) as built, whose
+/// marks are dgad's one request each, and built with
+/// `DGAD_THREE_REQUEST_MARKS`, whose marks are Derivgrind's three requests
+/// (what a program built against Derivgrind's header sends): the same
+/// output natively and under dgad, the same record files byte for byte,
+/// the same tangents in dot mode, and both right: the gradient of the
+/// declared outputs y1, y1, yf, yl, yg over the inputs xf, xd, xl, xg
+/// seeded with ones, and their tangents along (1, 2, 3, 4).
+#[test]
+fn one_request_marks_record_what_three_requests_record() {
+    let one = build_record_program("mark_forms.c", &[], OptLevel::O3);
+    let source = std::fs::read_to_string(testsuite::programs_dir().join("record/mark_forms.c"))
+        .expect("mark_forms.c");
+    let generated = testsuite::target_dir().join("generated/mark_forms_three.c");
+    let text = format!("#define DGAD_THREE_REQUEST_MARKS 1\n{source}");
+    if std::fs::read_to_string(&generated).ok().as_deref() != Some(text.as_str()) {
+        std::fs::create_dir_all(generated.parent().unwrap()).unwrap();
+        std::fs::write(&generated, &text).unwrap();
+    }
+    let include: std::ffi::OsString = format!(
+        "-I{}",
+        testsuite::workspace_root().join("include").display()
+    )
+    .into();
+    let three = testsuite::build_program_at(
+        &generated,
+        testsuite::Compiler::Gcc,
+        OptLevel::O3,
+        &[include],
+        &[],
+    );
+    let scratch = ScratchDir::new("one-request-marks");
+    let mut stdouts = Vec::new();
+    let mut files = Vec::new();
+    let mut requests = Vec::new();
+    for (name, prog) in [("one", &one), ("three", &three)] {
+        let inv = Invocation::new(prog);
+        let native = run_native(&inv, None);
+        assert!(native.status.success(), "{name} native: {native:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&native.stdout),
+            "y1 4.5 y2 18.75 yg 18 yf 2.25 yl 1.875\nDG_INPUT index 0, DG_OUTPUT index 0\n"
+        );
+        let rec_dir = scratch.path().join(format!("record-{name}"));
+        let rec = run_under_dgad(
+            &inv,
+            None,
+            &[
+                ("DGAD_MODE", "record"),
+                ("DGAD_RECORD", rec_dir.to_str().unwrap()),
+                ("DGAD_STATS", "1"),
+            ],
+        );
+        assert!(rec.status.success(), "{name} record: {rec:?}");
+        let stderr = String::from_utf8_lossy(&rec.stderr).into_owned();
+        let answered: u64 = stderr
+            .split(" client requests (")
+            .next()
+            .and_then(|before| before.rsplit(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no request count in the statistics: {stderr}"));
+        requests.push(answered);
+        let grad = eval_values(
+            &rec_dir,
+            "dg-output-bars",
+            "1\n1\n1\n1\n1\n",
+            "dg-input-bars",
+            false,
+        );
+        assert_eq!(grad, [18.0, 9.75, 8.5, 4.5], "{name}: the gradient");
+        let dot_dir = scratch.path().join(format!("dot-{name}"));
+        std::fs::create_dir_all(&dot_dir).unwrap();
+        std::fs::write(dot_dir.join("dg-input-dots"), "1\n2\n3\n4\n").unwrap();
+        let dot = run_under_dgad(
+            &inv,
+            None,
+            &[
+                ("DGAD_MODE", "dot"),
+                ("DGAD_RECORD", dot_dir.to_str().unwrap()),
+            ],
+        );
+        assert!(dot.status.success(), "{name} dot: {dot:?}");
+        let dots: Vec<f64> = std::fs::read_to_string(dot_dir.join("dg-output-dots"))
+            .unwrap()
+            .lines()
+            .map(|l| l.trim().parse().unwrap())
+            .collect();
+        assert_eq!(dots, [8.5, 8.5, 3.0, 9.0, 52.0], "{name}: the tangents");
+        stdouts.push((rec.stdout.clone(), dot.stdout.clone()));
+        let read = |f: &str| std::fs::read(rec_dir.join(f)).unwrap();
+        files.push((
+            read("dg-tape"),
+            read("dg-input-indices"),
+            read("dg-output-indices"),
+            std::fs::read(dot_dir.join("dg-output-dots")).unwrap(),
+        ));
+    }
+    // Eleven marks and five passive copies: one request per mark, or
+    // three (two for DG_INPUT and DG_OUTPUT, which write no index file).
+    assert_eq!(requests, [16, 36], "client requests answered");
+    assert_eq!(stdouts[0], stdouts[1], "the programs' output under dgad");
+    assert!(files[0] == files[1], "the record files and the output dots");
+}

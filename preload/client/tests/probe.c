@@ -1,7 +1,8 @@
 /* Disassembly probe for selftest.sh: DG_INPUTF on a double must compile to
- * three client requests (NEW_INDEX_NOACTIVITYANALYSIS, SET_INDEX,
- * INDEX_TO_FILE), each the exact 5-instruction sequence with %rax pointing
- * to the request block. */
+ * four client requests (dgad's MARK_INPUT, then Derivgrind's
+ * NEW_INDEX_NOACTIVITYANALYSIS, SET_INDEX, INDEX_TO_FILE for a tool that
+ * does not answer it), each the exact 5-instruction sequence with %rax
+ * pointing to the request block. */
 #include <valgrind/derivgrind.h>
 
 void dgad_probe_inputf(double *x);

@@ -60,6 +60,11 @@ pub fn handle(ctx: &mut ThreadCtx) {
     if args[0] == NEW_INDEX || args[0] == NEW_INDEX_NOACTIVITYANALYSIS {
         ctx.dot().marks.asked = asked;
     }
+    if args[0] == MARK_INPUT || args[0] == MARK_OUTPUT {
+        mark(ctx, args);
+        ctx.regs.gpr[reg::RDX] = 1;
+        return;
+    }
     let result = match args[0] {
         GET_MODE => Some(u64::from(b'd')),
         SET_DOTVALUE | GET_DOTVALUE => {
@@ -285,6 +290,34 @@ fn store_u64(addr: u64, v: u64) {
     crate::guest_mem::write_result(addr, &v.to_le_bytes());
 }
 
+/// dgad's one-request marks (`MARK_INPUT`, `MARK_OUTPUT`: `args` is the
+/// request block): what the header's three requests of the mark do, in
+/// their order, with the token for the program's index variable.
+fn mark(ctx: &mut ThreadCtx, args: [u64; 6]) {
+    let (addr, value, to_file) = (args[1], f64::from_bits(args[2]), args[3] != 0);
+    let token = if args[0] == MARK_INPUT {
+        // NEW_INDEX_NOACTIVITYANALYSIS of nothing, then SET_INDEX, which
+        // finds the variable's type for its seed: without a record
+        // directory there is none, and nothing else tells the difference.
+        let token = new_token(ctx, NEW_INDEX_NOACTIVITYANALYSIS, [0, 0], [0.0, 0.0], value);
+        if files::active() {
+            set_index(ctx, addr, token);
+        }
+        token
+    } else {
+        // GET_INDEX (the program's index variable keeps its 0), then
+        // NEW_INDEX_NOACTIVITYANALYSIS of it with partial 1.
+        ctx.dot().marks.asked = addr;
+        new_token(ctx, NEW_INDEX_NOACTIVITYANALYSIS, [0, 0], [1.0, 0.0], value)
+    };
+    if to_file {
+        // INDEX_TO_FILE, which forgets the variable asked about.
+        ctx.dot().marks.asked = 0;
+        index_to_file(ctx, u64::from(args[0] == MARK_OUTPUT), token);
+    }
+    store_u64(args[4], token);
+}
+
 /// `NEW_INDEX`: the pointers to the operand tokens, the partials, the new
 /// token's place and the result's value are at `info`.
 fn new_index(ctx: &mut ThreadCtx, request: u64, info: u64) {
@@ -293,6 +326,19 @@ fn new_index(ctx: &mut ThreadCtx, request: u64, info: u64) {
     let (i1, i2) = (word(p[0]), word(p[1]));
     let (p1, p2) = (f64::from_bits(word(p[2])), f64::from_bits(word(p[3])));
     let value = f64::from_bits(word(p[5]));
+    let token = new_token(ctx, request, [i1, i2], [p1, p2], value);
+    store_u64(p[4], token);
+}
+
+/// The token `NEW_INDEX` (`request`) gives for operand tokens `[i1, i2]`
+/// with partials `[p1, p2]` and the result's value.
+fn new_token(
+    ctx: &mut ThreadCtx,
+    request: u64,
+    [i1, i2]: [u64; 2],
+    [p1, p2]: [f64; 2],
+    value: f64,
+) -> u64 {
     let output = i1 == 0 && p1 != 0.0 && ctx.dot_ref().marks.asked != 0;
     let token = if output {
         let t = p1 * asked_tangent(ctx, value);
@@ -314,7 +360,7 @@ fn new_index(ctx: &mut ThreadCtx, request: u64, info: u64) {
         let t = term(i1, p1) + term(i2, p2);
         ctx.dot().marks.make(Mark::Tangent(t, value))
     };
-    store_u64(p[4], token);
+    token
 }
 
 /// `SET_INDEX`: the variable at `addr` becomes what `token` names.

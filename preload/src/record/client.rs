@@ -80,6 +80,30 @@ pub fn handle(ctx: &mut ThreadCtx) {
             store_u64(ptr(4), index);
             Some(1)
         }
+        // dgad's one-request marks: what the header's three requests do,
+        // in their order, the index variable written last.
+        MARK_INPUT | MARK_OUTPUT => {
+            let (addr, value, to_file) = (word(1), f64::from_bits(word(2)), word(3) != 0);
+            let index = if request == MARK_INPUT {
+                let index = r.new_block(ctx, 0, 0.0, 0, 0.0);
+                ctx.rec().rule_memory.new_index = (index as u32, value);
+                if let Some(loc) = shadow_at(addr) {
+                    set_index(ctx, loc, index);
+                    note_narrow_input(ctx, addr, index);
+                }
+                index
+            } else {
+                let of_value = shadow_at(addr).map_or(0, |loc| u64::from(read_index(ctx, loc)));
+                let index = r.new_block(ctx, of_value, 1.0, 0, 0.0);
+                ctx.rec().rule_memory.new_index = (index as u32, value);
+                index
+            };
+            if to_file {
+                r.declare(u64::from(request == MARK_OUTPUT), index);
+            }
+            store_u64(word(4), index);
+            Some(1)
+        }
         INDEX_TO_FILE => {
             if let Some(index) = read_u64(word(2)) {
                 r.declare(word(1), index);

@@ -332,8 +332,12 @@ impl Recorder {
         sys::exit_group(125)
     }
 
-    /// What a stopped recording leaves: the index files' contents.
+    /// What a stopped recording leaves: the index files' contents (the
+    /// declarations held back are written first, as far as they can be:
+    /// a file whose write fails keeps its whole lines, and says how many).
     fn declared(&self) -> String {
+        let _ = self.inputs.flush();
+        let _ = self.outputs.flush();
         format!(
             "{} lists the {} inputs and {} the {} outputs declared",
             file_name::INPUT_INDICES,
@@ -494,19 +498,41 @@ impl Recorder {
             }
         }
         if let Err(e) = file.append(&line[at..]) {
-            self.stopping.store(true, Ordering::Release);
-            crate::dgad_eprintln!(
-                "record: writing {}{} failed: {}; stopping (exit 125). The recording cannot be \
-                 evaluated: {} lists only the first {} declarations, and {} holds only the blocks \
-                 written so far",
-                self.shown_dir(),
-                name,
-                errno_text(e),
-                name,
-                file.lines(),
-                file_name::TAPE
-            );
-            sys::exit_group(125)
+            self.declarations_failed(name, file, e);
+        }
+    }
+
+    /// Writing index file `name` failed with `errno`: say what it holds
+    /// (whole lines) and stop.
+    fn declarations_failed(&self, name: &str, file: &lines::IndexFile, errno: i64) -> ! {
+        self.stopping.store(true, Ordering::Release);
+        crate::dgad_eprintln!(
+            "record: writing {}{} failed: {}; stopping (exit 125). The recording cannot be \
+             evaluated: {} lists only the first {} declarations, and {} holds only the blocks \
+             written so far",
+            self.shown_dir(),
+            name,
+            errno_text(errno),
+            name,
+            file.lines(),
+            file_name::TAPE
+        );
+        sys::exit_group(125)
+    }
+
+    /// Writes the declarations held back in the index files' buffers, or
+    /// stops as a failed declaration does (normal context): at every new
+    /// chunk of a thread's tape, so that a process killed with `SIGKILL`
+    /// leaves the declarations of every block its file holds, and when
+    /// the recording ends.
+    pub fn write_declarations(&self) {
+        for (file, name) in [
+            (&self.inputs, file_name::INPUT_INDICES),
+            (&self.outputs, file_name::OUTPUT_INDICES),
+        ] {
+            if let Err(e) = file.flush() {
+                self.declarations_failed(name, file, e);
+            }
         }
     }
 
@@ -544,6 +570,7 @@ impl Recorder {
         // Open the tape here, in normal context, so that a flush from a
         // signal handler only has to write (no lock, no allocation).
         self.tape_file();
+        self.write_declarations();
         // A vfork-style child (its own process sharing our memory) writes
         // for itself: a writer it started would die with its `execve`.
         let other_process = ctx.other_process != 0;
@@ -754,6 +781,7 @@ pub fn flush_all_files() {
         writer::drain();
         crate::threads::for_each_context(|c| r.flush(c));
     }
+    r.write_declarations();
 }
 
 /// Whether this process has created record files (declared an input or
@@ -795,6 +823,10 @@ pub fn flush_all_in_signal() -> u64 {
     });
     // A tape kept in memory goes below the chunks written above.
     stream::write_out_in_signal();
+    // The held-back declarations; a failed write leaves whole lines, and
+    // the process is ending with its signal anyway.
+    let _ = r.inputs.flush_in_signal();
+    let _ = r.outputs.flush_in_signal();
     blocks
 }
 
@@ -814,6 +846,8 @@ pub fn after_fork_child(ctx: &mut ThreadCtx) {
     ctx.rec().tape_ring.forget_queued();
     if let Some(r) = recorder() {
         r.forked.store(true, Ordering::Relaxed);
+        r.inputs.forget_pending();
+        r.outputs.forget_pending();
         // Nothing pending to write, and every block through `new_block`.
         ctx.rec().tape.flushed = ctx.rec().tape.next;
         ctx.rec().tape.end = ctx.rec().tape.next;
