@@ -422,18 +422,32 @@ impl Emitter {
         }
     }
 
-    /// Patchable `jmp rel32` (see [`Self::align_field`]); returns the field offset.
-    pub fn jmp_rel32_placeholder(&mut self) -> usize {
+    /// Patchable `jmp rel32` (see [`Self::align_field`]): a block's exit,
+    /// which the runtime links to its target; returns the field offset.
+    pub fn jmp_rel32_patchable(&mut self) -> usize {
         self.align_field(1);
+        self.jmp_rel32_placeholder()
+    }
+
+    /// Patchable `jcc rel32` for condition code `cc` (the low nibble of the
+    /// short-form opcode `0x70+cc`): a side exit; returns the field offset.
+    pub fn jcc_rel32_patchable(&mut self, cc: u8) -> usize {
+        self.align_field(2);
+        self.jcc_rel32_placeholder(cc)
+    }
+
+    /// `jmp rel32` within the translation, bound before it is published
+    /// and never patched (no padding: inline code is bound by the bytes
+    /// the front end fetches, decision 56); returns the field offset.
+    pub fn jmp_rel32_placeholder(&mut self) -> usize {
         self.code.push(0xe9);
         self.u32(0);
         self.offset() - 4
     }
 
-    /// Patchable `jcc rel32` for condition code `cc` (the low nibble of the
-    /// short-form opcode `0x70+cc`); returns the field offset.
+    /// `jcc rel32` within the translation (as [`Self::jmp_rel32_placeholder`]);
+    /// returns the field offset.
     pub fn jcc_rel32_placeholder(&mut self, cc: u8) -> usize {
-        self.align_field(2);
         self.bytes(&[0x0f, 0x80 | (cc & 0xf)]);
         self.u32(0);
         self.offset() - 4
@@ -547,8 +561,8 @@ mod tests {
     fn patchable_branch_fields_are_aligned() {
         for start in 0..8u64 {
             let mut e = Emitter::new(0x1000 + start);
-            let j = e.jmp_rel32_placeholder();
-            let c = e.jcc_rel32_placeholder(0x4);
+            let j = e.jmp_rel32_patchable();
+            let c = e.jcc_rel32_patchable(0x4);
             for f in [e.base + j as u64, e.base + c as u64] {
                 assert!(f % 8 <= 4, "field at {f:#x} crosses an 8-byte word");
             }

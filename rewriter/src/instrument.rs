@@ -1586,13 +1586,17 @@ fn is_store_form(insn: &Instruction) -> bool {
 /// above) replaces it all (VEX code may use it). Branches, calls, returns,
 /// the run's end and instructions that touch every register (`xsave`,
 /// `vzeroupper`, …) keep everything live. Also, per instruction, the
-/// registers xmm0–15 it names or uses at all (bit n), read or written.
-pub fn vectors_dead_before(insns: &[Instruction]) -> (Vec<(u16, u16)>, Vec<u16>) {
+/// registers xmm0–15 it names or uses at all (bit n), read or written, and
+/// the general registers (bit n: the 64-bit register numbered n, `rax` 0
+/// … `r15` 15) it names or uses in any width (branches, calls and returns:
+/// none).
+pub fn vectors_dead_before(insns: &[Instruction]) -> RunRegisters {
     use iced_x86::FlowControl;
     let mut live_low = u16::MAX;
     let mut live_whole = u16::MAX;
     let mut dead = vec![(0, 0); insns.len()];
     let mut used = vec![0u16; insns.len()];
+    let mut gprs = vec![0u16; insns.len()];
     let mut factory = InstructionInfoFactory::new();
     for (i, insn) in insns.iter().enumerate().rev() {
         let barrier = insn.flow_control() != FlowControl::Next
@@ -1612,6 +1616,10 @@ pub fn vectors_dead_before(insns: &[Instruction]) -> (Vec<(u16, u16)>, Vec<u16>)
         };
         for u in named {
             let r = u.register();
+            if r.is_gpr() {
+                gprs[i] |= 1 << r.full_register().number();
+                continue;
+            }
             if !(r.is_xmm() || r.is_ymm() || r.is_zmm()) || r.number() >= 16 {
                 continue;
             }
@@ -1635,7 +1643,17 @@ pub fn vectors_dead_before(insns: &[Instruction]) -> (Vec<(u16, u16)>, Vec<u16>)
         }
         dead[i] = (!live_low, !live_whole);
     }
-    (dead, used)
+    RunRegisters { dead, used, gprs }
+}
+
+/// What [`vectors_dead_before`] finds, per instruction of a run.
+pub struct RunRegisters {
+    /// Vector registers dead before it, `(low, whole)`.
+    pub dead: Vec<(u16, u16)>,
+    /// Vector registers it names or uses.
+    pub used: Vec<u16>,
+    /// General registers it names or uses.
+    pub gprs: Vec<u16>,
 }
 
 /// For each instruction of a straight-line run, whether the status flags

@@ -344,8 +344,10 @@ fn translate_window(
     if opts.instrument.is_some() {
         let run = straight_line(window, guest_pc, opts.max_insns, opts.stop_before);
         t.flags_dead = crate::instrument::flags_dead_before(&run);
-        let (dead, used) = crate::instrument::vectors_dead_before(&run);
+        let crate::instrument::RunRegisters { dead, used, gprs } =
+            crate::instrument::vectors_dead_before(&run);
         t.vectors_dead = dead;
+        t.gprs_named = gprs;
         let legacy = !run.iter().any(tangent_cache::not_legacy_code);
         t.tangent_cache = opts.tangent_cache && opts.zmm_state && legacy;
         t.hold = opts.hold_registers && !t.tangent_cache && legacy;
@@ -459,7 +461,7 @@ fn translate_window(
         t.flush_tangents();
         t.release_held(u16::MAX);
         t.map(end_pc, 0);
-        let field = t.e.jmp_rel32_placeholder();
+        let field = t.e.jmp_rel32_patchable();
         t.pending.push((field, end_pc, ExitKind::Branch));
     }
     t.rare_tangent_paths(end_pc)?;
@@ -579,6 +581,9 @@ struct Translator<'a> {
     /// Per instruction: vector registers dead before it (see
     /// [`crate::instrument::vectors_dead_before`]).
     vectors_dead: Vec<(u16, u16)>,
+    /// Per instruction: the general registers it names or uses (bit n:
+    /// the 64-bit register numbered n).
+    gprs_named: Vec<u16>,
     /// Where the copies of guest instructions start and end: neither the
     /// copy nor code after it is a boundary's ([`Self::split_boundaries`]).
     guest_copies: Vec<usize>,
@@ -668,6 +673,7 @@ impl<'a> Translator<'a> {
             instrument: None,
             flags_dead: Vec::new(),
             vectors_dead: Vec::new(),
+            gprs_named: Vec::new(),
             guest_copies: Vec::new(),
             index: 0,
             entry_off: 0,
@@ -868,7 +874,7 @@ impl<'a> Translator<'a> {
                 // (status 0: no retry hint) and continue at the fallback.
                 self.map(insn.ip(), 0);
                 self.e.mov_eax_imm(0);
-                let field = self.e.jmp_rel32_placeholder();
+                let field = self.e.jmp_rel32_patchable();
                 self.pending
                     .push((field, insn.near_branch_target(), ExitKind::Branch));
                 return Ok(Flow::Ended);
@@ -906,7 +912,7 @@ impl<'a> Translator<'a> {
             }
             FlowControl::UnconditionalBranch if is_near_direct(insn) => {
                 self.map(insn.ip(), 0);
-                let field = self.e.jmp_rel32_placeholder();
+                let field = self.e.jmp_rel32_patchable();
                 self.pending
                     .push((field, insn.near_branch_target(), ExitKind::Branch));
                 Ok(Flow::Ended)
@@ -914,7 +920,7 @@ impl<'a> Translator<'a> {
             FlowControl::ConditionalBranch if insn.condition_code() != ConditionCode::None => {
                 self.map(insn.ip(), 0);
                 let cc = insn.condition_code() as u8 - 1;
-                let taken = self.e.jcc_rel32_placeholder(cc);
+                let taken = self.e.jcc_rel32_patchable(cc);
                 self.pending
                     .push((taken, insn.near_branch_target(), ExitKind::Branch));
                 // The fall-through path goes on in this translation.
@@ -928,10 +934,10 @@ impl<'a> Translator<'a> {
                 self.e.bytes(bytes);
                 let rel8_at = self.e.offset() - 1;
                 self.map(next, 0);
-                let fall = self.e.jmp_rel32_placeholder();
+                let fall = self.e.jmp_rel32_patchable();
                 self.pending.push((fall, next, ExitKind::Branch));
                 self.e.bind_rel8(rel8_at);
-                let taken = self.e.jmp_rel32_placeholder();
+                let taken = self.e.jmp_rel32_patchable();
                 self.pending
                     .push((taken, insn.near_branch_target(), ExitKind::Branch));
                 Ok(Flow::Ended)
@@ -939,7 +945,7 @@ impl<'a> Translator<'a> {
             FlowControl::Call if is_near_direct(insn) => {
                 self.map(insn.ip(), 0);
                 self.push_return_address(next);
-                let field = self.e.jmp_rel32_placeholder();
+                let field = self.e.jmp_rel32_patchable();
                 self.pending
                     .push((field, insn.near_branch_target(), ExitKind::Branch));
                 Ok(Flow::Ended)
@@ -2591,12 +2597,18 @@ impl<'a> Translator<'a> {
         let l = *self.layout;
         let sr = l.shadow_regs;
         let memory = matches!(src, MoveSide::Memory) || matches!(dst, MoveSide::Memory);
+        let mut shadow = MemoryOperand::with_base(Register::RAX);
+        let mut scratch = None;
         if memory {
-            self.shadow_address_in_spilled_rax(insn)?;
+            scratch = self.address_scratch(insn);
+            match scratch {
+                Some(r) => shadow = self.shadow_operand_in_scratch(insn, r)?,
+                None => self.shadow_address_in_spilled_rax(insn)?,
+            }
         }
         let operand = |side: MoveSide| match side {
             MoveSide::Register(off) => gs_operand(sr + off),
-            MoveSide::Memory => MemoryOperand::with_base(Register::RAX),
+            MoveSide::Memory => shadow,
         };
         self.load_shadow(temp, operand(src), u32::from(len), vex);
         // The load (from memory in every case) zero-extends the temporary
@@ -2622,10 +2634,63 @@ impl<'a> Translator<'a> {
                 self.loaded_tangent(n, off, len);
             }
         }
-        if memory {
-            self.e.load_gs(Gpr::RAX, l.spill_rax);
+        match scratch {
+            Some(r) => self.e.load_gs(Gpr(r.number() as u8), l.spill_scratch),
+            None if memory => self.e.load_gs(Gpr::RAX, l.spill_rax),
+            None => {}
         }
         Ok(true)
+    }
+
+    /// A general register for the shadow address of `insn`'s memory
+    /// operand: one `insn` does not use, and where there is one, one that
+    /// none of the next [`SCRATCH_WINDOW`] instructions names, so that its
+    /// save and reload stay off the guest's dependency chains (`rax`,
+    /// which compiled loops index with, put a store-to-load round trip on
+    /// the way to every next access's address). `None` (take `rax`) for an
+    /// operand with a segment override, whose address needs the `fs` base,
+    /// or without the run's register table.
+    fn address_scratch(&self, insn: &Instruction) -> Option<Register> {
+        use Register::{R10, R11, R12, R13, R14, R15, R8, R9, RBP, RBX, RCX, RDI, RDX, RSI};
+        if insn.segment_prefix() != Register::None {
+            return None;
+        }
+        let own = *self.gprs_named.get(self.index)?;
+        let end = self.gprs_named.len().min(self.index + 1 + SCRATCH_WINDOW);
+        let soon = self.gprs_named[self.index + 1..end]
+            .iter()
+            .fold(0u16, |m, &g| m | g);
+        let candidates = [
+            R11, R10, R9, R8, RBX, RSI, RDI, RBP, R12, R13, R14, R15, RDX, RCX,
+        ];
+        let free = |busy: u16| candidates.into_iter().find(|r| busy & 1 << r.number() == 0);
+        free(own | soon).or_else(|| free(own))
+    }
+
+    /// `[r + SHADOW_OFFSET]`, the shadow of `insn`'s memory operand, with
+    /// the guest's `r` in the scratch slot (the map entry says so); the
+    /// caller loads it back. Clobbers the flags.
+    fn shadow_operand_in_scratch(
+        &mut self,
+        insn: &Instruction,
+        r: Register,
+    ) -> Result<MemoryOperand, TranslateError> {
+        let g = Gpr(r.number() as u8);
+        if let Some(e) = self.insn_map.last_mut().filter(|e| e.guest_pc == insn.ip()) {
+            e.spills |= SPILLS_SCRATCH;
+            e.scratch = g.0;
+        }
+        self.e.store_gs(self.layout.spill_scratch, g);
+        self.lea_of_operand(r, insn);
+        self.asm(Instruction::with2(
+            Code::Xor_r64_rm64,
+            r,
+            gs_operand(self.layout.shadow_mask),
+        ));
+        Ok(MemoryOperand::with_base_displ(
+            r,
+            shadowmem::SHADOW_OFFSET as i64,
+        ))
     }
 
     /// `t` = `bytes` (4, 8, 16 or 32) of shadow at `m`, in the legacy or
@@ -3084,14 +3149,23 @@ fn scratch_register(insn: &Instruction) -> Option<Register> {
     .find(|r| !used.contains(r))
 }
 
+/// Instructions ahead whose general registers [`Translator::address_scratch`]
+/// avoids.
+const SCRATCH_WINDOW: usize = 24;
+
 /// `gs:[disp]`, an operand in the thread context.
 fn gs_operand(disp: u32) -> MemoryOperand {
+    // Displacement size 8: 64-bit addressing, `[disp32]` through a SIB
+    // byte. With 4, iced takes 32-bit addressing and adds the 0x67
+    // prefix: the same address for the context's small offsets, one byte
+    // longer, and the tangent code of a loop is bound by how many bytes
+    // the front end fetches (decision 56).
     MemoryOperand::new(
         Register::None,
         Register::None,
         1,
         i64::from(disp),
-        4,
+        8,
         false,
         Register::GS,
     )
