@@ -25,8 +25,10 @@ Workloads (default sizes as issue 18 names them):
   python    testsuite/benchmarks/burgers.py, 32 x 32, 40 steps (the whole
             python3 process).
 
-Usage: scripts/bench_grad.py [--repeat R] [--only NAME,...] [--no-build]
-Writes its table into docs/performance.md between the bench-grad markers.
+Usage: scripts/bench_grad.py [--repeat R] [--only NAME,...] [--no-build] [--no-write]
+Writes its table into docs/performance.md between the bench-grad markers
+(`--no-write`: only prints it, for a host too busy to replace the figures
+there).
 """
 import argparse
 import os
@@ -152,6 +154,8 @@ def main():
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--only", default=",".join(SIZES))
     parser.add_argument("--no-build", action="store_true")
+    parser.add_argument("--no-write", action="store_true",
+                        help="print the table without writing it into docs/performance.md")
     args = parser.parse_args()
     commands = build(args.no_build)
     shm = Path(tempfile.mkdtemp(prefix="dgad-bench-grad-",
@@ -198,7 +202,9 @@ def main():
     lines.append("<!-- bench-grad:end -->")
     table = "\n".join(lines)
     print(table)
-    perfdoc.splice("grad", table, "## Gradients: through a tape file and in the process (issue 18)\n\n")
+    if not args.no_write:
+        perfdoc.splice("grad", table,
+                       "## Gradients: through a tape file and in the process (issue 18)\n\n")
     if problems:
         sys.exit("\n".join(problems))
 
