@@ -437,8 +437,8 @@ impl Emitter {
     }
 
     /// `jmp rel32` within the translation, bound before it is published
-    /// and never patched (no padding: inline code is bound by the bytes
-    /// the front end fetches, decision 56); returns the field offset.
+    /// and never patched, so not padded (decision 56); returns the field
+    /// offset.
     pub fn jmp_rel32_placeholder(&mut self) -> usize {
         self.code.push(0xe9);
         self.u32(0);

@@ -3157,9 +3157,8 @@ const SCRATCH_WINDOW: usize = 24;
 fn gs_operand(disp: u32) -> MemoryOperand {
     // Displacement size 8: 64-bit addressing, `[disp32]` through a SIB
     // byte. With 4, iced takes 32-bit addressing and adds the 0x67
-    // prefix: the same address for the context's small offsets, one byte
-    // longer, and the tangent code of a loop is bound by how many bytes
-    // the front end fetches (decision 56).
+    // prefix: the same address for the context's small offsets, one
+    // prefix more, measurably slower in dot mode's loops (decision 56).
     MemoryOperand::new(
         Register::None,
         Register::None,
