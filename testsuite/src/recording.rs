@@ -26,6 +26,17 @@ pub fn record(inv: &Invocation, dir: &Path, extra: &[(&str, &str)]) -> Outcome {
     run_under_dgad(inv, None, &env)
 }
 
+/// The count `DGAD_STATS` prints right before `label` (`" client
+/// requests ("`, say) in `stderr`, if it is there.
+pub fn stats_count(stderr: &str, label: &str) -> Option<u64> {
+    stderr
+        .split(label)
+        .next()
+        .filter(|before| before.len() < stderr.len())
+        .and_then(|before| before.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+}
+
 /// The stderr of a run as text (lossily, for messages and `contains`).
 pub fn stderr(out: &Outcome) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()

@@ -4,6 +4,7 @@
 //! back as it was, and the answers must be those of the full path.
 
 use testsuite::derivatives::eval_values;
+use testsuite::recording;
 use testsuite::{
     build_record_program, run_native, run_under_dgad, Invocation, OptLevel, ScratchDir,
 };
@@ -157,22 +158,10 @@ fn one_request_marks_record_what_three_requests_record() {
             "y1 4.5 y2 18.75 yg 18 yf 2.25 yl 1.875\nDG_INPUT index 0, DG_OUTPUT index 0\n"
         );
         let rec_dir = scratch.path().join(format!("record-{name}"));
-        let rec = run_under_dgad(
-            &inv,
-            None,
-            &[
-                ("DGAD_MODE", "record"),
-                ("DGAD_RECORD", rec_dir.to_str().unwrap()),
-                ("DGAD_STATS", "1"),
-            ],
-        );
+        let rec = recording::record(&inv, &rec_dir, &[("DGAD_STATS", "1")]);
         assert!(rec.status.success(), "{name} record: {rec:?}");
-        let stderr = String::from_utf8_lossy(&rec.stderr).into_owned();
-        let answered: u64 = stderr
-            .split(" client requests (")
-            .next()
-            .and_then(|before| before.rsplit(' ').next())
-            .and_then(|n| n.parse().ok())
+        let stderr = recording::stderr(&rec);
+        let answered = recording::stats_count(&stderr, " client requests (")
             .unwrap_or_else(|| panic!("no request count in the statistics: {stderr}"));
         requests.push(answered);
         let grad = eval_values(

@@ -215,14 +215,7 @@ fn seeds_from_input_dots_alone() {
         .unwrap();
     assert!(close(got, want, 1e-14), "dot y = {got}, analytic {want}");
     let rec_dir = scratch.path().join("record");
-    let rec = run_under_dgad(
-        &inv,
-        None,
-        &[
-            ("DGAD_MODE", "record"),
-            ("DGAD_RECORD", rec_dir.to_str().unwrap()),
-        ],
-    );
+    let rec = testsuite::recording::record(&inv, &rec_dir, &[]);
     assert!(rec.status.success(), "{rec:?}");
     let swept = eval_values(&rec_dir, "dg-input-dots", &text, "dg-output-dots", true);
     assert!(
@@ -275,14 +268,7 @@ fn untyped_input_marks_are_reported_in_dot_mode() {
     let text = reported_run(&out_inv, "dot-out");
     assert_eq!(text.trim(), "0", "{text}");
     let rec_dir = scratch.path().join("record");
-    let rec = run_under_dgad(
-        &inv,
-        None,
-        &[
-            ("DGAD_MODE", "record"),
-            ("DGAD_RECORD", rec_dir.to_str().unwrap()),
-        ],
-    );
+    let rec = testsuite::recording::record(&inv, &rec_dir, &[]);
     assert!(rec.status.success(), "{rec:?}");
     let swept = eval_values(&rec_dir, "dg-input-dots", "1\n1\n", "dg-output-dots", true);
     assert!(

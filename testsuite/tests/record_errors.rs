@@ -513,12 +513,9 @@ fn tape_writer_thread_writes_the_files_the_recording_thread_would() {
         assert!(out.status.success(), "DGAD_TAPE_WRITER={writer}: {out:?}");
         assert_eq!(out.stdout, native.stdout, "DGAD_TAPE_WRITER={writer}");
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-        let chunks: u64 = stderr
-            .split(" tape chunks written by the writer thread")
-            .next()
-            .and_then(|before| before.rsplit(' ').next())
-            .and_then(|n| n.parse().ok())
-            .unwrap_or_else(|| panic!("no writer count in the statistics: {stderr}"));
+        let chunks =
+            testsuite::recording::stats_count(&stderr, " tape chunks written by the writer thread")
+                .unwrap_or_else(|| panic!("no writer count in the statistics: {stderr}"));
         (dir, chunks)
     };
     let (with, chunks_with) = run("1");

@@ -9,7 +9,7 @@ use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use testsuite::derivatives::eval_values;
-use testsuite::recording::listing;
+use testsuite::recording::{listing, record as record_with, stderr};
 use testsuite::{build_record_program, run_under_dgad, Invocation, OptLevel, Outcome, ScratchDir};
 
 /// The user id of `nobody`, the "other user" of these tests when they run
@@ -31,21 +31,8 @@ fn build(name: &str) -> PathBuf {
     build_record_program(name, &[], OptLevel::O3)
 }
 
-fn record_with(inv: &Invocation, dir: &Path, extra: &[(&str, &str)]) -> Outcome {
-    let mut env = vec![
-        ("DGAD_MODE", "record"),
-        ("DGAD_RECORD", dir.to_str().unwrap()),
-    ];
-    env.extend_from_slice(extra);
-    run_under_dgad(inv, None, &env)
-}
-
 fn record(inv: &Invocation, dir: &Path) -> Outcome {
     record_with(inv, dir, &[])
-}
-
-fn stderr(out: &Outcome) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 /// The recurrence program of `record_errors.rs`: y_{k+1} = y_k x + 0.5.
