@@ -2651,20 +2651,17 @@ impl<'a> Translator<'a> {
     /// operand with a segment override, whose address needs the `fs` base,
     /// or without the run's register table.
     fn address_scratch(&self, insn: &Instruction) -> Option<Register> {
-        use Register::{R10, R11, R12, R13, R14, R15, R8, R9, RBP, RBX, RCX, RDI, RDX, RSI};
         if insn.segment_prefix() != Register::None {
             return None;
         }
-        let own = *self.gprs_named.get(self.index)?;
+        // `rax` counts as busy: without another register, the caller's
+        // `rax` path (its own slot) serves.
+        let own = *self.gprs_named.get(self.index)? | 1 << Register::RAX.number();
         let end = self.gprs_named.len().min(self.index + 1 + SCRATCH_WINDOW);
         let soon = self.gprs_named[self.index + 1..end]
             .iter()
             .fold(0u16, |m, &g| m | g);
-        let candidates = [
-            R11, R10, R9, R8, RBX, RSI, RDI, RBP, R12, R13, R14, R15, RDX, RCX,
-        ];
-        let free = |busy: u16| candidates.into_iter().find(|r| busy & 1 << r.number() == 0);
-        free(own | soon).or_else(|| free(own))
+        free_gpr(own | soon).or_else(|| free_gpr(own))
     }
 
     /// `[r + SHADOW_OFFSET]`, the shadow of `insn`'s memory operand, with
@@ -3133,20 +3130,25 @@ impl<'a> Translator<'a> {
 /// hold the absolute address of its memory operand.
 fn scratch_register(insn: &Instruction) -> Option<Register> {
     let mut factory = InstructionInfoFactory::new();
-    let used: Vec<Register> = factory
+    let used = factory
         .info(insn)
         .used_registers()
         .iter()
         .map(|u| u.register())
         .filter(|r| r.is_gpr())
-        .map(|r| r.full_register())
-        .collect();
+        .fold(0u16, |m, r| m | 1 << r.full_register().number());
+    free_gpr(used)
+}
+
+/// The first general register, in the order inserted code takes them as
+/// scratch (`rsp` never), whose bit (its number) is clear in `busy`.
+fn free_gpr(busy: u16) -> Option<Register> {
     use Register::*;
     [
         R11, R10, R9, R8, RBX, RSI, RDI, RBP, R12, R13, R14, R15, RDX, RCX, RAX,
     ]
     .into_iter()
-    .find(|r| !used.contains(r))
+    .find(|r| busy & 1 << r.number() == 0)
 }
 
 /// Instructions ahead whose general registers [`Translator::address_scratch`]
